@@ -1,0 +1,83 @@
+/*
+ * loader.h - builds the seccomp filter and starts the sandboxed process.
+ *
+ * The loader forks the first process of the run and, in the child, between
+ * fork and exec: makes it a session leader without a terminal, wires fds
+ * 0/1/2 (stdin /dev/null unless asked) and closes every other fd, turns core
+ * dumps off, drops to the sandbox uid/gid when started as root, sets
+ * no_new_privs, installs the filter with SECCOMP_FILTER_FLAG_NEW_LISTENER
+ * (and WAIT_KILLABLE_RECV where the kernel has it, so that a signal cannot
+ * turn a queued notification into a spurious EINTR), hands the listener to
+ * the parent and execs the program.  Only this child may print and _exit on
+ * failure (STYLE.md); it reports the failing step to the parent over a
+ * close-on-exec pipe instead of printing into the program's streams.
+ */
+#ifndef PYVISOR_LOADER_LOADER_H
+#define PYVISOR_LOADER_LOADER_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "pv_util.h"
+
+struct sentry_config;
+
+/* A classic BPF program ready for seccomp(SECCOMP_SET_MODE_FILTER). */
+struct loader_filter {
+	struct sock_filter *insns;	/* malloc'd */
+	unsigned short len;		/* number of instructions */
+};
+
+/*
+ * loader_filter_build - generate the filter from syscalls.def: native
+ * architecture only (any other arch, and any x32 number, kills the
+ * process), PV_ALLOW rows allowed, PV_ALLOW_IF rows allowed when their
+ * register rule matches, PV_ENOSYS rows answered ENOSYS, and everything
+ * else, including numbers not in the table, sent to the sentry
+ * (SECCOMP_RET_USER_NOTIF).  Returns 0 or -errno with @err set.  Free with
+ * loader_filter_free().
+ */
+int loader_filter_build(struct loader_filter *f, struct pv_error *err);
+
+/* loader_filter_free - release @f's program.  Safe on a zeroed struct. */
+void loader_filter_free(struct loader_filter *f);
+
+/*
+ * loader_filter_allows - evaluate @f for syscall @nr with @args on x86_64
+ * in-process (no kernel involved) and return the seccomp action
+ * (SECCOMP_RET_ALLOW, SECCOMP_RET_USER_NOTIF, SECCOMP_RET_ERRNO|e,
+ * SECCOMP_RET_KILL_PROCESS...).  @arch is the audit arch (AUDIT_ARCH_X86_64
+ * for native calls).  Used by tests and `pyvisor doctor`.
+ */
+unsigned int loader_filter_eval(const struct loader_filter *f, unsigned int arch, int nr,
+				const unsigned long long args[6]);
+
+/* The started child. */
+struct loader_child {
+	pid_t pid;
+	int pidfd;	/* pidfd_open(pid) */
+	int notify_fd;	/* the seccomp listener, now the supervisor's */
+	int out_fd;	/* read end of the child's stdout */
+	int err_fd;	/* read end of the child's stderr */
+	int status_fd;	/* read end of the close-on-exec status pipe: EOF = exec'd */
+};
+
+/*
+ * loader_spawn - fork and prepare the child for @cfg with @filter; return
+ * once the listener is in the supervisor's hands.  The child is then blocked
+ * in its execve(), which reaches the sentry as the run's first notification
+ * (the loader's exec).  Returns 0 or -errno with @err naming the failed step
+ * (the child, if any, is killed and reaped).
+ */
+int loader_spawn(const struct sentry_config *cfg, const struct loader_filter *filter,
+		 struct loader_child *child, struct pv_error *err);
+
+/*
+ * loader_status_read - after the child exec'd or failed: read the status
+ * pipe.  Returns 0 when the exec happened (EOF), or -errno of the failed
+ * step with @err naming it.
+ */
+int loader_status_read(int status_fd, struct pv_error *err);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * spawn.c - fork the first process of a run and prepare it (see loader.h).
+ *
+ * Sources: seccomp(2) (SECCOMP_SET_MODE_FILTER, NEW_LISTENER,
+ * WAIT_KILLABLE_RECV), prctl(2) (PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG),
+ * pidfd_getfd(2), close_range(2), credentials(7).
+ */
+#include "loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "sentry.h"
+
+/* Steps the child reports over the status pipe when one fails. */
+enum loader_step {
+	STEP_READY = 0,	/* not a failure: the listener fd number follows */
+	STEP_SESSION,
+	STEP_FDS,
+	STEP_RLIMIT,
+	STEP_CREDS,
+	STEP_NNP,
+	STEP_SECCOMP,
+	STEP_HANDOFF,
+	STEP_EXEC,
+};
+
+static const char *const step_names[] = {
+	[STEP_READY] = "ready",
+	[STEP_SESSION] = "new session",
+	[STEP_FDS] = "fd set-up",
+	[STEP_RLIMIT] = "resource limits",
+	[STEP_CREDS] = "dropping to the sandbox uid/gid",
+	[STEP_NNP] = "no_new_privs",
+	[STEP_SECCOMP] = "installing the seccomp filter",
+	[STEP_HANDOFF] = "handing the listener to the supervisor",
+	[STEP_EXEC] = "executing the program",
+};
+
+struct status_msg {
+	int step;
+	int value;	/* errno, or the listener fd for STEP_READY */
+};
+
+/* Fixed fd numbers in the child while it prepares. */
+#define CHILD_STATUS_FD 3
+#define CHILD_ACK_FD 4
+
+static _Noreturn void child_fail(int step, int e)
+{
+	struct status_msg m = { .step = step, .value = e };
+
+	if (write(CHILD_STATUS_FD, &m, sizeof(m)) < 0) {
+		/* nothing left to tell anyone */
+	}
+	_exit(127);
+}
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+static _Noreturn void child_main(const struct sentry_config *cfg,
+				 const struct loader_filter *filter, pid_t parent, int status_w,
+				 int ack_r, int out_w, int err_w)
+{
+	struct sock_fprog prog = { .len = filter->len, .filter = filter->insns };
+	struct status_msg m = { .step = STEP_READY };
+	struct rlimit core = { 0, 0 };
+	unsigned long flags;
+	char ack;
+	int lfd, nullfd;
+
+	if (setsid() < 0)
+		child_fail(STEP_SESSION, errno);
+	/* Die with the supervisor; then check it did not die already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+
+	/* fds: 0 = stdin or /dev/null, 1/2 = pipes, 3/4 = status/ack.  First
+	 * move the four to fresh numbers >= 10 (F_DUPFD never clobbers), so
+	 * that the dup2 calls below cannot overwrite one another. */
+	status_w = fcntl(status_w, F_DUPFD, 10);
+	ack_r = fcntl(ack_r, F_DUPFD, 10);
+	out_w = fcntl(out_w, F_DUPFD, 10);
+	err_w = fcntl(err_w, F_DUPFD, 10);
+	if (status_w < 0 || ack_r < 0 || out_w < 0 || err_w < 0 || dup2(out_w, 1) < 0 ||
+	    dup2(err_w, 2) < 0 || dup2(status_w, CHILD_STATUS_FD) < 0 ||
+	    dup2(ack_r, CHILD_ACK_FD) < 0)
+		_exit(127);
+	if (!cfg->pass_stdin) {
+		nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nullfd < 0 || dup2(nullfd, 0) < 0)
+			child_fail(STEP_FDS, errno);
+	}
+	if (syscall(SYS_close_range, CHILD_ACK_FD + 1, ~0U, 0) < 0)
+		child_fail(STEP_FDS, errno);
+	if (fcntl(CHILD_STATUS_FD, F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(CHILD_ACK_FD, F_SETFD, FD_CLOEXEC) < 0)
+		child_fail(STEP_FDS, errno);
+
+	if (setrlimit(RLIMIT_CORE, &core) < 0)
+		child_fail(STEP_RLIMIT, errno);
+	/* The kernel's cwd is never used for the sandbox's paths (the sentry
+	 * keeps a virtual one); do not keep a host directory pinned. */
+	if (chdir("/") < 0)
+		child_fail(STEP_FDS, errno);
+
+	/* Never run sandboxed code as root (DESIGN.md invariant 6). */
+	if (geteuid() == 0 || getegid() == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(cfg->gid, cfg->gid, cfg->gid) < 0 ||
+		    setresuid(cfg->uid, cfg->uid, cfg->uid) < 0)
+			child_fail(STEP_CREDS, errno);
+	}
+	if (geteuid() == 0 || getuid() == 0)
+		child_fail(STEP_CREDS, EPERM);
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(STEP_NNP, errno);
+
+	flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	if (lfd < 0 && errno == EINVAL) {
+		/* Kernels before 5.19 lack WAIT_KILLABLE_RECV. */
+		flags &= ~SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+		lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	}
+	if (lfd < 0)
+		child_fail(STEP_SECCOMP, errno);
+
+	/* From here on every call is filtered.  write, read and close are
+	 * allowed in BPF; the parent takes the listener with pidfd_getfd. */
+	m.value = lfd;
+	if (write(CHILD_STATUS_FD, &m, sizeof(m)) != sizeof(m))
+		_exit(127);
+	if (read(CHILD_ACK_FD, &ack, 1) != 1)
+		_exit(127);
+	close(lfd);
+	close(CHILD_ACK_FD);
+
+	/* The loader's exec: reaches the sentry, which lets only this first
+	 * one through (syscalls/process.c). */
+	execve(cfg->exec_path, cfg->argv, cfg->envp);
+	child_fail(STEP_EXEC, errno);
+}
+
+int loader_status_read(int status_fd, struct pv_error *err)
+{
+	struct status_msg m;
+	ssize_t n;
+
+	do
+		n = read(status_fd, &m, sizeof(m));
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n != sizeof(m))
+		return pv_error_set(err, EPROTO, "sandbox set-up: truncated status message");
+	if (m.step <= STEP_READY || m.step > STEP_EXEC)
+		return pv_error_set(err, EPROTO, "sandbox set-up: unknown step %d", m.step);
+	return pv_error_set(err, m.value, "sandbox set-up failed while %s: %s",
+			    step_names[m.step], strerror(m.value));
+}
+
+static void kill_and_reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+}
+
+int loader_spawn(const struct sentry_config *cfg, const struct loader_filter *filter,
+		 struct loader_child *child, struct pv_error *err)
+{
+	int status[2] = { -1, -1 }, ack[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct status_msg m;
+	pid_t parent = getpid(), pid;
+	int r = 0;
+	ssize_t n;
+
+	memset(child, 0, sizeof(*child));
+	child->pidfd = child->notify_fd = child->out_fd = child->err_fd = child->status_fd = -1;
+
+	if (pipe2(status, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0 ||
+	    pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		r = pv_error_set(err, errno, "pipe2: %s", strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = pv_error_set(err, errno, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_main(cfg, filter, parent, status[1], ack[0], out[1], errp[1]);
+
+	child->pid = pid;
+	close(status[1]);
+	status[1] = -1;
+	close(ack[0]);
+	ack[0] = -1;
+	close(out[1]);
+	out[1] = -1;
+	close(errp[1]);
+	errp[1] = -1;
+
+	do
+		n = read(status[0], &m, sizeof(m));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(m) || m.step != STEP_READY) {
+		if (n == sizeof(m) && m.step > STEP_READY && m.step <= STEP_EXEC)
+			r = pv_error_set(err, m.value, "sandbox set-up failed while %s: %s",
+					 step_names[m.step], strerror(m.value));
+		else
+			r = pv_error_set(err, EPROTO, "sandbox set-up: child exited early");
+		goto fail;
+	}
+	child->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (child->pidfd < 0) {
+		r = pv_error_set(err, errno, "pidfd_open: %s", strerror(errno));
+		goto fail;
+	}
+	child->notify_fd = (int)syscall(SYS_pidfd_getfd, child->pidfd, m.value, 0);
+	if (child->notify_fd < 0) {
+		r = pv_error_set(err, errno, "pidfd_getfd of the seccomp listener: %s%s",
+				 strerror(errno),
+				 errno == EPERM ? " (ptrace access to the child denied: Yama?)" : "");
+		goto fail;
+	}
+	if (write(ack[1], "", 1) != 1) {
+		r = pv_error_set(err, errno, "cannot release the child: %s", strerror(errno));
+		goto fail;
+	}
+	child->out_fd = out[0];
+	child->err_fd = errp[0];
+	child->status_fd = status[0];
+	out[0] = errp[0] = status[0] = -1;
+	goto out;
+
+fail:
+	kill_and_reap(pid);
+	if (child->pidfd >= 0)
+		close(child->pidfd);
+	if (child->notify_fd >= 0)
+		close(child->notify_fd);
+	child->pidfd = child->notify_fd = -1;
+	child->pid = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (status[i] >= 0)
+			close(status[i]);
+		if (ack[i] >= 0)
+			close(ack[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	return r;
+}
