@@ -1,0 +1,166 @@
+/*
+ * policy.c - the default view: what a sandboxed Python program sees.
+ *
+ * Read-only host binds: /usr (the interpreter, its libraries, the
+ * data-science set, fonts, zoneinfo) and a short list of /etc entries the
+ * runtime reads (dynamic linker cache, certificates, fontconfig,
+ * matplotlibrc, Python's site configuration, alternatives).  Top-level
+ * host symlinks such as /bin -> usr/bin are mirrored as view symlinks.
+ * Synthesized: /etc/passwd, group, hostname, hosts, resolv.conf.  Devices:
+ * null, zero, full, random, urandom.  In memory and writable: /workspace
+ * (the working directory), /tmp, /home/sandbox (HOME).  Everything else,
+ * /root, other homes, /proc, /sys, /run, /var, the rest of /etc, does not
+ * exist.
+ */
+#include "sentry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Host paths exposed read-only when present on the host. */
+static const char *const host_ro[] = {
+	"/usr",
+	"/etc/ld.so.cache",
+	"/etc/localtime",
+	"/etc/timezone",
+	"/etc/ssl",
+	"/etc/ca-certificates",
+	"/etc/fonts",
+	"/etc/matplotlibrc",
+	"/etc/python3",
+	"/etc/python3.11",
+	"/etc/python3.12",
+	"/etc/python3.13",
+	"/etc/alternatives",
+	"/etc/mime.types",
+	"/etc/nsswitch.conf",
+	"/etc/locale.alias",
+};
+
+/* Host files copied into the view as read-only synthesized files (not
+ * bound: /sys as a whole stays out).  glibc's get_nprocs() and OpenBLAS
+ * read these; without them glibc falls back to /proc/stat. */
+static const char *const host_copies[] = {
+	"/sys/devices/system/cpu/online",
+	"/sys/devices/system/cpu/possible",
+	"/sys/devices/system/cpu/present",
+};
+
+/* Names whose absence is expected and not worth an audit event: the
+ * dynamic linker probes its preload list in every process, the zoneinfo
+ * module probes an old tz path. */
+static const char *const quiet_misses[] = {
+	"/etc/ld.so.preload",
+	"/etc/zoneinfo",
+};
+
+bool policy_miss_is_quiet(const char *view_path)
+{
+	for (size_t i = 0; i < PV_ARRAY_SIZE(quiet_misses); i++)
+		if (!strcmp(view_path, quiet_misses[i]))
+			return true;
+	return false;
+}
+
+/* Top-level names that are symlinks on merged-/usr systems. */
+static const char *const top_links[] = { "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32" };
+
+static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+				       "/dev/urandom" };
+
+/* Expose host @path: a symlink becomes a view symlink with the same target
+ * (resolved in the view), anything else a read-only bind.  Missing host
+ * paths are skipped. */
+static int expose(struct gofer_view *view, const char *path, struct pv_error *err)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : pv_error_set(err, errno,
+			"cannot inspect host path %s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			return pv_error_set(err, errno, "readlink %s: %s", path, strerror(errno));
+		target[n] = '\0';
+		return gofer_view_add_symlink(view, path, target, err);
+	}
+	return gofer_view_bind_host(view, path, path, err);
+}
+
+/* Copy the small host file @path into the view (skipped if missing). */
+static int copy_host_file(struct gofer_view *view, const char *path, struct pv_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[4096];
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return pv_error_set(err, errno, "cannot read host file %s: %s", path, strerror(errno));
+	return gofer_view_add_synth_file(view, path, buf, (size_t)n, err);
+}
+
+static int add_text(struct gofer_view *view, const char *path, const char *text,
+		    struct pv_error *err)
+{
+	return gofer_view_add_synth_file(view, path, text, strlen(text), err);
+}
+
+int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv_error *err)
+{
+	char passwd[512], group[256];
+	int r;
+
+	for (size_t i = 0; i < PV_ARRAY_SIZE(top_links); i++) {
+		r = expose(view, top_links[i], err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < PV_ARRAY_SIZE(host_ro); i++) {
+		r = expose(view, host_ro[i], err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < PV_ARRAY_SIZE(host_copies); i++) {
+		r = copy_host_file(view, host_copies[i], err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < PV_ARRAY_SIZE(devices); i++) {
+		r = gofer_view_add_device(view, devices[i], devices[i], err);
+		if (r < 0)
+			return r;
+	}
+
+	/* Identity files: the sandbox user is "sandbox" with its real ids. */
+	snprintf(passwd, sizeof(passwd),
+		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "sandbox:x:%u:%u:pyvisor sandbox:/home/sandbox:/bin/sh\n%s",
+		 (unsigned)uid, (unsigned)gid,
+		 uid == 65534 ? "" : "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+	snprintf(group, sizeof(group), "root:x:0:\nsandbox:x:%u:\n%s", (unsigned)gid,
+		 gid == 65534 ? "" : "nogroup:x:65534:\n");
+	if ((r = add_text(view, "/etc/passwd", passwd, err)) < 0 ||
+	    (r = add_text(view, "/etc/group", group, err)) < 0 ||
+	    (r = add_text(view, "/etc/hostname", "sandbox\n", err)) < 0 ||
+	    (r = add_text(view, "/etc/hosts",
+			  "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n", err)) < 0 ||
+	    (r = add_text(view, "/etc/resolv.conf",
+			  "# pyvisor: no name resolution inside the sandbox\n", err)) < 0)
+		return r;
+
+	if ((r = gofer_view_add_mem_dir(view, "/workspace", 0755, err)) < 0 ||
+	    (r = gofer_view_add_mem_dir(view, "/tmp", 01777, err)) < 0 ||
+	    (r = gofer_view_add_mem_dir(view, "/home/sandbox", 0755, err)) < 0)
+		return r;
+	return 0;
+}

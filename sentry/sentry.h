@@ -1,0 +1,266 @@
+/*
+ * sentry.h - the supervisor: event loop, task table, guest memory, audit
+ * log and result of one sandboxed run.
+ *
+ * One struct sentry supervises one run: it owns the seccomp listener of the
+ * sandboxed process tree, the pipes carrying its stdout and stderr, the wall
+ * clock timer and the view (gofer).  sentry_run() loops until the first
+ * process of the run exits or the timer fires, then kills every process of
+ * the run and returns what happened.
+ *
+ * Kernel interfaces relied on: seccomp_unotify(2) (RECV, SEND, ADDFD with
+ * SECCOMP_ADDFD_FLAG_SEND, ID_VALID), pidfd_open(2), pidfd_getfd(2),
+ * pidfd_send_signal(2), process_vm_readv(2), PR_SET_CHILD_SUBREAPER
+ * (prctl(2)), signalfd(2), timerfd_create(2), epoll(7).
+ */
+#ifndef PYVISOR_SENTRY_SENTRY_H
+#define PYVISOR_SENTRY_SENTRY_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gofer.h"
+#include "pv_util.h"
+#include "syscalls.h"
+
+/* A process (thread group) of the sandbox. */
+struct sentry_proc {
+	pid_t tgid;
+	int pidfd;		/* pidfd_open(tgid); pins the identity for signals */
+	char cwd[PATH_MAX];	/* virtual working directory: canonical view path */
+	mode_t umask;		/* emulated umask (the kernel's is never used) */
+	unsigned int ntasks;	/* tasks pointing here */
+	bool loader_exec;	/* the loader's exec is still to come (first process only) */
+	struct sentry_proc *next;
+};
+
+/* A task (thread) of the sandbox, as seen in notifications (req->pid). */
+struct sentry_task {
+	pid_t tid;
+	struct sentry_proc *proc;
+	struct sentry_task *next;	/* hash chain */
+};
+
+/* What a run produced.  Strings are owned by the struct; free with
+ * sentry_outcome_free(). */
+enum sentry_status {
+	SENTRY_STATUS_OK,	/* exited 0 */
+	SENTRY_STATUS_ERROR,	/* exited non-zero */
+	SENTRY_STATUS_TIMEOUT,	/* killed by pyvisor at the wall-clock limit */
+	SENTRY_STATUS_KILLED,	/* died of a signal pyvisor did not send */
+};
+
+struct sentry_stream {
+	char *data;		/* captured bytes (malloc'd), at most the cap */
+	size_t len;
+	bool truncated;		/* more bytes were written than kept */
+};
+
+struct sentry_outcome {
+	enum sentry_status status;
+	int exit_code;		/* valid when status is OK or ERROR */
+	int signal;		/* valid when status is KILLED (or the timeout's SIGKILL) */
+	struct sentry_stream out, err;
+	uint64_t duration_ms;
+	uint64_t violations;	/* audit events written (denied actions) */
+	void *audit_events;	/* json_t array of up to SENTRY_AUDIT_KEEP events */
+	bool audit_events_truncated;
+};
+
+#define SENTRY_AUDIT_KEEP 100
+
+/* epoll tag of a process's pidfd: data.u64 = tgid << 8 | SENTRY_TAG_PROC. */
+#define SENTRY_TAG_PROC 7
+
+/* How to run.  All strings are borrowed for the duration of sentry_run(). */
+struct sentry_config {
+	const char *exec_path;	/* host path the loader execs (a file of a host bind) */
+	char *const *argv;	/* argv of the program */
+	char *const *envp;	/* complete environment */
+	const char *cwd;	/* initial virtual working directory */
+	double timeout_s;	/* wall clock limit, seconds (> 0) */
+	size_t max_output;	/* bytes kept per stream */
+	bool stream;		/* copy output to our stdout/stderr as it comes */
+	bool pass_stdin;	/* program reads our stdin (else /dev/null) */
+	uid_t uid;		/* credentials of the sandboxed program */
+	gid_t gid;
+	int audit_fd;		/* append audit JSON lines here, or -1 */
+};
+
+struct sentry {
+	const struct sentry_config *cfg;
+	struct gofer_view *view;	/* borrowed */
+	int notify_fd;			/* seccomp listener */
+	int epoll_fd;
+	pid_t child;			/* first process of the run */
+	char run_id[17];
+	struct sentry_task *tasks[1024];	/* hash by tid */
+	struct sentry_proc *procs;
+	struct sentry_outcome *outcome;
+	uint64_t start_ns;
+	bool addfd_send;		/* kernel has SECCOMP_ADDFD_FLAG_SEND */
+};
+
+/*
+ * sentry_run - run @cfg->argv under the filter @filter (a BPF program built
+ * by loader_filter_build) inside @view and fill @outcome.  Returns 0 when the
+ * run happened (whatever its status), or a negative errno with @err set when
+ * the sandbox could not be built or supervised (the caller reports 125).
+ * Every process of the run is gone when it returns, in both cases.
+ */
+struct loader_filter;
+int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
+	       const struct loader_filter *filter, struct sentry_outcome *outcome,
+	       struct pv_error *err);
+
+/* sentry_outcome_free - release the strings and events of @o. */
+void sentry_outcome_free(struct sentry_outcome *o);
+
+/*
+ * Task table (sentry/task.c).
+ *
+ * sentry_task_get - the task for notifying tid @tid, created on first sight:
+ * a task is admitted only if it descends from the supervisor (every process
+ * of the run does: the supervisor is their child subreaper), found by walking
+ * PPid in /proc.  A new process inherits cwd and umask from its parent
+ * process when the parent is known.  Returns NULL if @tid is not a sandbox
+ * task or has gone (the caller denies).
+ */
+struct sentry_task *sentry_task_get(struct sentry *s, pid_t tid);
+
+/* sentry_proc_find - the known process with thread group id @tgid, or
+ * NULL. */
+struct sentry_proc *sentry_proc_find(struct sentry *s, pid_t tgid);
+
+/* sentry_proc_admit - the process @tgid if it is part of the sandbox
+ * (known, or a descendant of the supervisor that is admitted now), else
+ * NULL. */
+struct sentry_proc *sentry_proc_admit(struct sentry *s, pid_t tgid);
+
+/* sentry_proc_reap - forget process @proc and its tasks (it has exited). */
+void sentry_proc_reap(struct sentry *s, struct sentry_proc *proc);
+
+/* sentry_tasks_free - forget every task and process. */
+void sentry_tasks_free(struct sentry *s);
+
+/*
+ * sentry_kill_all - SIGKILL every process of the run (every descendant of
+ * the supervisor, whatever its session or process group) and reap them,
+ * until none is left.  Uses pidfds so that a recycled pid is never hit.
+ */
+void sentry_kill_all(struct sentry *s);
+
+/*
+ * Guest memory (sentry/guestmem.c).  All copies are bounded and go through
+ * process_vm_readv(2)/process_vm_writev(2) of the notifying task.  After
+ * every read the notification id is checked with
+ * SECCOMP_IOCTL_NOTIF_ID_VALID (seccomp_unotify(2)), so that a handler
+ * never acts on memory of a task that has gone and been replaced.
+ */
+
+/* guestmem_read - copy @len bytes at guest address @addr into @buf.
+ * Returns 0, -EFAULT (unmapped or partial), -ESRCH (notification gone). */
+int guestmem_read(struct syscall_ctx *ctx, uint64_t addr, void *buf, size_t len);
+
+/* guestmem_read_path - copy the NUL-terminated string at @addr into @buf
+ * (@size bytes, at most PATH_MAX).  Returns its length, -EFAULT,
+ * -ENAMETOOLONG (no NUL within @size - 1 bytes), -ESRCH. */
+int guestmem_read_path(struct syscall_ctx *ctx, uint64_t addr, char *buf, size_t size);
+
+/* guestmem_write - copy @len bytes of @buf to guest address @addr.  Returns
+ * 0, -EFAULT (unmapped, read-only or partial), -ESRCH. */
+int guestmem_write(struct syscall_ctx *ctx, uint64_t addr, const void *buf, size_t len);
+
+/* sentry_notif_valid - 0 if the notification is still pending, else
+ * -ESRCH. */
+int sentry_notif_valid(struct syscall_ctx *ctx);
+
+/*
+ * sentry_task_getfd - duplicate the task's fd @fd into the supervisor with
+ * pidfd_getfd(2) (same open file description).  Returns the new fd (owned
+ * by the caller, O_CLOEXEC) or -EBADF when the task has no such fd.
+ */
+int sentry_task_getfd(struct syscall_ctx *ctx, int fd);
+
+/*
+ * sentry_at_base - the view path that relative paths of a *at() call with
+ * @dirfd resolve against: the process's cwd for AT_FDCWD, else the view path
+ * of the directory behind @dirfd.  Writes to @out (PATH_MAX bytes).  Returns
+ * 0, -EBADF (no such fd or not from the view), -ENOTDIR, -ENOENT.
+ */
+int sentry_at_base(struct syscall_ctx *ctx, int dirfd, char *out);
+
+/*
+ * Audit log (sentry/audit.c).
+ *
+ * audit_event_emit - record one denied action of the notifying task: append
+ * it as a JSON line to cfg->audit_fd (when set), keep it for the result (the
+ * first SENTRY_AUDIT_KEEP), count it in outcome->violations.  @rule,
+ * @path, @address and @detail may be NULL.  See docs/audit.md.
+ */
+void audit_event_emit(struct syscall_ctx *ctx, const char *verdict, int err, const char *rule,
+		      const char *path, const char *address, const char *detail);
+
+/*
+ * policy_view_default - fill @view (fresh from gofer_view_new) with the
+ * default view described in sentry/policy.c for a sandbox running as
+ * @uid/@gid.  Returns 0 or -errno with @err naming the path that failed.
+ */
+int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv_error *err);
+
+/*
+ * Result (sentry/result.c, docs/result.md).
+ */
+struct result_artifact {
+	char *rel_path;		/* relative to /workspace */
+	int fd;			/* memfd with the bytes (owned) */
+	uint64_t size;		/* bytes */
+	char sha256[65];	/* lowercase hex */
+	char mime[128];		/* libmagic's MIME type */
+};
+
+struct result_artifacts {
+	struct result_artifact *items;
+	size_t count, cap;
+};
+
+/* result_artifacts_collect - list the files of /workspace that are new or
+ * changed since gofer_view_snapshot(), with digests and MIME types.  Returns
+ * 0 or -errno with @err set.  Free with result_artifacts_free(). */
+int result_artifacts_collect(struct gofer_view *view, struct result_artifacts *list,
+			     struct pv_error *err);
+
+/* result_artifacts_free - release @list's strings and fds. */
+void result_artifacts_free(struct result_artifacts *list);
+
+/*
+ * result_artifacts_write - write every artifact into @dir (created if
+ * missing), keeping sub-directories.  Without @force an existing file is a
+ * conflict: -EEXIST, and nothing is written.  Returns 0 or -errno with @err
+ * set.
+ */
+int result_artifacts_write(const struct result_artifacts *list, const char *dir, bool force,
+			   struct pv_error *err);
+
+/*
+ * result_json - the result object of a run (a new jansson reference, NULL
+ * on allocation failure).  @arts, @audit_path and @error may be NULL.
+ */
+struct json_t;
+struct json_t *result_json(const struct sentry_outcome *o, const struct result_artifacts *arts,
+			   const char *audit_path, const char *error);
+
+/* policy_miss_is_quiet - true when a lookup of @view_path failing as hidden
+ * is expected of benign programs and gets no audit event. */
+bool policy_miss_is_quiet(const char *view_path);
+
+/* errno_name - the symbolic name of errno value @e ("ENOENT"), or "E?" */
+const char *errno_name(int e);
+
+/* sentry_now_ns - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t sentry_now_ns(void);
+
+#endif
