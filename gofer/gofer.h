@@ -1,0 +1,254 @@
+/*
+ * gofer.h - the filesystem view.
+ *
+ * The view is what the sandbox sees as its filesystem.  It is a tree of
+ * dentries rooted at "/" built from a mount list:
+ *
+ *   - skeleton directories (/, /etc, /dev, /home, ...) that exist only in
+ *     memory, owned by root, mode 0755, holding the mounts below;
+ *   - read-only host binds (for example /usr -> host /usr): a host subtree,
+ *     resolved component by component on the host without ever leaving the
+ *     bind (symlinks are read and resolved again inside the view);
+ *   - in-memory writable trees (/workspace, /tmp, /home/sandbox) whose
+ *     regular files are memfds, so reads and writes on an injected fd run
+ *     natively;
+ *   - synthesized read-only files (/etc/passwd, ...) held in sealed memfds;
+ *   - device nodes (/dev/null, zero, full, random, urandom) opened from the
+ *     host's own device nodes;
+ *   - symlinks held in memory (/bin -> usr/bin, ...).
+ *
+ * Everything not in the view does not exist (ENOENT).  Paths are resolved
+ * with Linux semantics: "." and ".." per component (".." of "/" is "/"),
+ * symlinks followed except for the final component when the caller asks
+ * for NOFOLLOW, at most GOFER_MAX_SYMLINKS symlinks per resolution (ELOOP),
+ * ENAMETOOLONG for a path over PATH_MAX - 1 bytes or a component over
+ * NAME_MAX bytes, ENOTDIR when a non-final component is not a directory.
+ * Sources: path_resolution(7), openat2(2), open(2), stat(2).
+ *
+ * Permission checks use the sandbox's credentials (gofer_config.uid/gid),
+ * never the supervisor's: the supervisor may run as root.  Write access to a
+ * host bind fails with EROFS before any permission check (as Linux's
+ * may_open() does for a read-only mount).
+ *
+ * All functions are single-threaded (the sentry's event loop calls them) and
+ * never block on anything but local filesystem calls.  Errors are returned as
+ * negative errno values, exactly the errno Linux would give for the same
+ * operation on an equivalent real tree.
+ */
+#ifndef PYVISOR_GOFER_GOFER_H
+#define PYVISOR_GOFER_GOFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "pv_util.h"
+
+#define GOFER_MAX_SYMLINKS 40
+
+struct gofer_view;
+
+/* Identity and limits of the sandboxed user, as the view presents them. */
+struct gofer_config {
+	uid_t uid;	/* sandbox uid: owner of in-memory trees */
+	gid_t gid;	/* sandbox gid */
+};
+
+/*
+ * gofer_view_new - create an empty view holding only the skeleton root "/".
+ * Returns NULL with @err set on allocation failure.  Free with
+ * gofer_view_free().
+ */
+struct gofer_view *gofer_view_new(const struct gofer_config *cfg, struct pv_error *err);
+
+/* gofer_view_free - release the view, its dentries, memfds and host fds.  NULL is a no-op. */
+void gofer_view_free(struct gofer_view *view);
+
+/*
+ * Building the view.  All @view_path arguments are absolute, canonical
+ * ("/etc/ssl/certs": no "." / ".." / "//" / trailing "/").  Missing parent
+ * directories are created as skeleton directories (root-owned, 0755).
+ * They return 0, or a negative errno with @err naming the path and cause
+ * (EEXIST when the path is already taken, ENOENT/EACCES/... from the host).
+ */
+
+/* Bind host directory or file @host_path read-only at @view_path.  The host
+ * object is opened once now (O_PATH); later renames on the host of anything
+ * above it do not change what the view shows. */
+int gofer_view_bind_host(struct gofer_view *view, const char *host_path,
+			 const char *view_path, struct pv_error *err);
+
+/* Create an empty writable in-memory directory at @view_path owned by the
+ * sandbox uid/gid with @mode. */
+int gofer_view_add_mem_dir(struct gofer_view *view, const char *view_path, mode_t mode,
+			   struct pv_error *err);
+
+/* Create a writable in-memory regular file at @view_path (owned by the
+ * sandbox, @mode) holding a copy of the bytes read from @host_fd (read from
+ * offset 0 to EOF; the fd stays the caller's).  Used for --input files. */
+int gofer_view_add_mem_file(struct gofer_view *view, const char *view_path, int host_fd,
+			    mode_t mode, struct pv_error *err);
+
+/* Create a read-only synthesized file (root-owned, 0644) with @len bytes of
+ * @data, held in a memfd sealed against write, grow and shrink. */
+int gofer_view_add_synth_file(struct gofer_view *view, const char *view_path,
+			      const void *data, size_t len, struct pv_error *err);
+
+/* Make host device node @host_path (a character device such as /dev/null)
+ * appear at @view_path. */
+int gofer_view_add_device(struct gofer_view *view, const char *host_path,
+			  const char *view_path, struct pv_error *err);
+
+/* Create an in-memory symlink at @view_path pointing to @target (stored as
+ * given, resolved inside the view when followed). */
+int gofer_view_add_symlink(struct gofer_view *view, const char *view_path,
+			   const char *target, struct pv_error *err);
+
+/*
+ * Marks a skeleton directory so that a lookup of a missing name in it is
+ * reported as hidden (see gofer_lookup_info.hidden): the name may exist on
+ * the host but the policy keeps it out of the view.  gofer_view_new() marks
+ * "/" already; skeleton directories created on the way to a mount inherit
+ * the mark.  In-memory writable trees and host binds are never marked.
+ */
+
+/*
+ * What a resolution touched, for the audit log.  Filled by every call that
+ * takes one (may be NULL).
+ */
+struct gofer_lookup_info {
+	char view_path[4096];	/* canonical view path reached (best effort on error) */
+	bool hidden;		/* failed because the policy hides the name (ENOENT in a skeleton dir) */
+	bool read_only;		/* failed with EROFS: write into a read-only part of the view */
+};
+
+/*
+ * gofer_open - open @path (relative paths resolve against @base, an absolute
+ * canonical view path: the task's cwd or the view path of a dirfd) with
+ * open(2) @flags and @mode (already masked by the task's umask).
+ *
+ * On success returns a new fd owned by the caller, opened in the
+ * supervisor with O_CLOEXEC and otherwise the access mode and status flags
+ * of the request (O_RDONLY/O_WRONLY/O_RDWR, O_APPEND, O_NONBLOCK, O_PATH,
+ * O_DIRECTORY...), ready to be injected into the task:
+ *   - in-memory file: a new open file description of the node's memfd
+ *     (reopened through /proc/self/fd), so the offset is private;
+ *   - host file or directory: the host object opened by the supervisor;
+ *   - in-memory or skeleton directory: a directory handle (see
+ *     gofer_fd_getdents) that gofer_fd_lookup maps back to the dentry.
+ * Honours O_CREAT, O_EXCL (atomic: EEXIST), O_TRUNC (on memfds: ftruncate),
+ * O_DIRECTORY (ENOTDIR), O_NOFOLLOW (ELOOP on a final symlink), O_PATH.
+ * Errors: -ENOENT, -EACCES, -EROFS, -EEXIST, -EISDIR (directory opened for
+ * writing), -ENOTDIR, -ELOOP, -ENAMETOOLONG, -EINVAL (O_TMPFILE is not
+ * supported yet: -EOPNOTSUPP), -ENOMEM, -EMFILE/-ENFILE from the host.
+ */
+int gofer_open(struct gofer_view *view, const char *base, const char *path, int flags,
+	       mode_t mode, struct gofer_lookup_info *info);
+
+/*
+ * gofer_stat - stat(2)/lstat(2) of @path against @base.  @nofollow: do not
+ * follow a final symlink.  Fills @st as the sandbox should see it: host
+ * objects keep their host metadata; in-memory objects report a stable
+ * per-view device number, a per-dentry inode number, the dentry's mode,
+ * owner and link count, and size and times from the memfd.
+ * Errors as gofer_open.
+ */
+int gofer_stat(struct gofer_view *view, const char *base, const char *path, bool nofollow,
+	       struct stat *st, struct gofer_lookup_info *info);
+
+/*
+ * gofer_access - access(2)/faccessat2(2): check @amode (F_OK or R_OK|W_OK|
+ * X_OK) for the sandbox uid (@flags may hold AT_SYMLINK_NOFOLLOW,
+ * AT_EACCESS; both use the sandbox credentials).  W_OK on a host bind
+ * gives -EROFS.  Returns 0 or -errno.
+ */
+int gofer_access(struct gofer_view *view, const char *base, const char *path, int amode,
+		 int flags, struct gofer_lookup_info *info);
+
+/*
+ * gofer_readlink - readlink(2): copy the target of symlink @path (never
+ * followed) into @buf (no NUL added, truncated to @size).  Returns the byte
+ * count or -EINVAL (not a symlink), -ENOENT, ...
+ */
+ssize_t gofer_readlink(struct gofer_view *view, const char *base, const char *path,
+		       char *buf, size_t size, struct gofer_lookup_info *info);
+
+/* gofer_mkdir - mkdir(2) in an in-memory tree with @mode (umask applied by
+ * the caller).  -EEXIST, -ENOENT, -ENOTDIR, -EROFS (host bind), -EACCES
+ * (skeleton directory). */
+int gofer_mkdir(struct gofer_view *view, const char *base, const char *path, mode_t mode,
+		struct gofer_lookup_info *info);
+
+/* gofer_unlink - unlink(2), or rmdir(2) when @rmdir.  -EISDIR (unlink of a
+ * directory), -ENOTDIR, -ENOTEMPTY, -EBUSY (a mount point or "/"), -EROFS,
+ * -EACCES, -ENOENT, -EINVAL (rmdir of "." as last component). */
+int gofer_unlink(struct gofer_view *view, const char *base, const char *path, bool rmdir,
+		 struct gofer_lookup_info *info);
+
+/* gofer_rename - renameat2(2) inside one in-memory tree: @flags 0 or
+ * RENAME_NOREPLACE (RENAME_EXCHANGE: -EINVAL for now).  Atomic.  -EXDEV
+ * across trees or mounts, -EEXIST, -ENOTEMPTY, -EISDIR, -ENOTDIR, -EINVAL
+ * (directory into its own subtree), -EROFS, -EACCES, -ENOENT. */
+int gofer_rename(struct gofer_view *view, const char *old_base, const char *old_path,
+		 const char *new_base, const char *new_path, unsigned int flags,
+		 struct gofer_lookup_info *info);
+
+/*
+ * gofer_chdir_resolve - resolve @path as a directory the sandbox may enter
+ * (search permission) and write its canonical view path to @out
+ * (@out_size >= 4096).  -ENOTDIR, -ENOENT, -EACCES, ...
+ */
+int gofer_chdir_resolve(struct gofer_view *view, const char *base, const char *path,
+			char *out, size_t out_size, struct gofer_lookup_info *info);
+
+/*
+ * Working with fds the sandbox holds.  The sentry fetches the task's fd with
+ * pidfd_getfd(2), so @fd below is the supervisor's own duplicate of the same
+ * open file description (shared offset).
+ */
+
+/* gofer_fd_view_path - canonical view path of the object behind @fd (a
+ * directory for *at() calls and fchdir, or any file).  -ENOENT when the
+ * object was removed from the view, -EBADF when @fd is not something the
+ * view handed out (a pipe, a socket, an anonymous memfd). */
+int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_size);
+
+/* gofer_fd_stat - fstat(2) of @fd as the sandbox should see it (see
+ * gofer_stat).  Objects the view did not hand out (pipes, sockets, the
+ * sandbox's own memfds) are reported as the host kernel reports them. */
+int gofer_fd_stat(struct gofer_view *view, int fd, struct stat *st);
+
+/*
+ * gofer_fd_getdents - getdents64(2) on directory fd @fd: fill @buf (@size
+ * bytes) with struct linux_dirent64 records of the view's entries ("." and
+ * ".." included), advancing the directory position stored in the open file
+ * description (lseek on @fd), so that repeated calls and dup'd fds behave
+ * as on Linux.  Returns the number of bytes written, 0 at the end, -EINVAL
+ * when @size is too small for the next record, -ENOTDIR, -EBADF.
+ */
+ssize_t gofer_fd_getdents(struct gofer_view *view, int fd, void *buf, size_t size);
+
+/*
+ * Artifacts.  gofer_view_snapshot() records the current content (SHA-256)
+ * of every regular file under @root (an in-memory tree such as
+ * "/workspace"); gofer_view_walk_changed() later calls @fn for every
+ * regular file under @root that is new or whose content differs from the
+ * snapshot, in path order, with the path relative to @root, the memfd
+ * holding its bytes (read with pread; owned by the view), its size and its
+ * SHA-256 digest.  A non-zero return from @fn stops the walk and is
+ * returned.
+ */
+struct gofer_artifact {
+	const char *rel_path;
+	int fd;
+	uint64_t size;
+	unsigned char sha256[32];
+};
+int gofer_view_snapshot(struct gofer_view *view, const char *root, struct pv_error *err);
+int gofer_view_walk_changed(struct gofer_view *view, const char *root,
+			    int (*fn)(const struct gofer_artifact *a, void *opaque), void *opaque,
+			    struct pv_error *err);
+
+#endif
