@@ -62,6 +62,17 @@ def repo_file(source_dir):
     raise pvtest.Failure(f"no file found in {source_dir}")
 
 
+# Roots of the view's own in-memory trees (sentry/policy.c).  A host path
+# below one of these names (a checkout in the host's /tmp, say) is invisible
+# because the sandbox has its own, empty tree there: ENOENT, but not a
+# policy hide, so no audit event is expected for it.
+MEM_TREES = ("/tmp", "/workspace", "/home/sandbox")
+
+
+def audited(path):
+    return not any(path == t or path.startswith(t + "/") for t in MEM_TREES)
+
+
 def attempts_for(ctx):
     attempts = [("open", "/etc/shadow"), ("stat", "/etc/shadow"),
                 ("stat", "/root"), ("listdir", "/root"),
@@ -105,6 +116,7 @@ def hidden(ctx):
                f"host home {home} listed in /home: {report['home']}")
 
     result = run.result
+    attempts = [(op, path) for op, path in attempts if audited(path)]
     expect(result["violations"] >= len(attempts),
            f"violations {result['violations']} < {len(attempts)} attempts")
     events = run.events("view.hidden")
