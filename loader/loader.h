@@ -80,4 +80,26 @@ int loader_spawn(const struct sentry_config *cfg, const struct loader_filter *fi
  */
 int loader_status_read(int status_fd, struct pv_error *err);
 
+/*
+ * Network namespace (loader/netns.c).
+ *
+ * loader_netns_enter - in the child, before privileges are dropped: enter
+ * a private network namespace (with a user namespace of the identity
+ * mapping when not privileged) and bring its loopback up.  Async-signal-
+ * safe.  Returns 0 or -errno; on failure the process may be left in a new
+ * user namespace without a private network one (the sentry checks which
+ * namespace the child really is in with loader_netns_inode()).
+ */
+int loader_netns_enter(void);
+
+/*
+ * loader_netns_probe - try loader_netns_enter() in a short-lived child.
+ * Returns 0 when a private network namespace with loopback is available,
+ * else -errno with @err saying why.  For `pyvisor doctor`.
+ */
+int loader_netns_probe(struct pv_error *err);
+
+/* loader_netns_inode - the inode of /proc/@pid/ns/net, or 0 if unreadable. */
+ino_t loader_netns_inode(pid_t pid);
+
 #endif

@@ -113,6 +113,12 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 	if (chdir("/") < 0)
 		child_fail(STEP_FDS, errno);
 
+	/* A private network namespace when the kernel lets us make one; the
+	 * sentry checks the outcome and refuses loopback without it. */
+	if (loader_netns_enter() < 0) {
+		/* not fatal: see loader_netns_enter() */
+	}
+
 	/* Never run sandboxed code as root (DESIGN.md invariant 6). */
 	if (geteuid() == 0 || getegid() == 0) {
 		if (setgroups(0, NULL) < 0 || setresgid(cfg->gid, cfg->gid, cfg->gid) < 0 ||

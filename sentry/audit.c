@@ -94,7 +94,8 @@ void audit_event_emit(struct syscall_ctx *ctx, const char *verdict, int err, con
 	char when[48];
 	json_t *ev;
 
-	o->violations++;
+	if (strcmp(verdict, "allow"))
+		o->violations++; /* allowed connections are logged, not counted */
 	time_rfc3339(when, sizeof(when));
 	ev = json_object();
 	if (!ev)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "net.h"
 #include "sentry.h"
 
 #define PYVISOR_VERSION "0.1.0"
@@ -43,6 +44,7 @@ struct run_opts {
 	size_t max_output;
 	const char *audit_log;
 	bool program_mode;
+	struct net_policy net;	/* --allow-net, --allow-host, budgets */
 	char **rest;	/* SCRIPT ARGS... or PROGRAM ARGS... */
 	int nrest;
 };
@@ -102,6 +104,16 @@ static void usage_run(FILE *f)
 	      "                           program's output (see docs/result.md)\n"
 	      "  --audit-log FILE         append audit events as JSON Lines to FILE\n"
 	      "  --stdin                  give the program pyvisor's stdin (default /dev/null)\n"
+	      "\n"
+	      "Network (docs/network.md; default: no egress, private loopback):\n"
+	      "  --allow-net CIDR:PORT[/tcp]   allow TCP connections to CIDR on PORT ('*': any\n"
+	      "                                port), e.g. 10.0.0.0/8:443; repeatable\n"
+	      "  --allow-host NAME[:PORT]      resolve NAME now, allow its addresses on PORT\n"
+	      "                                (default 443), serve NAME in /etc/hosts\n"
+	      "  --allow-host NAME=ADDR:PORT   the same with NAME pinned to ADDR\n"
+	      "  --net-max-connections N       egress connections allowed per run\n"
+	      "  --net-max-bytes BYTES         egress bytes sent per run; connections end\n"
+	      "                                when it is exceeded\n"
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Exit status: the program's own; 128+N if it died of signal N; 124 on timeout;\n"
@@ -146,7 +158,8 @@ static size_t parse_bytes(const char *s)
 static void parse_run(int argc, char **argv, struct run_opts *o)
 {
 	enum { OPT_INPUT = 256, OPT_OUTPUT, OPT_FORCE, OPT_TIMEOUT, OPT_MAXOUT, OPT_JSON,
-	       OPT_AUDIT, OPT_STDIN };
+	       OPT_AUDIT, OPT_STDIN, OPT_ALLOW_NET, OPT_ALLOW_HOST, OPT_NET_CONNS,
+	       OPT_NET_BYTES };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT },
@@ -156,6 +169,10 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "audit-log", required_argument, NULL, OPT_AUDIT },
 		{ "stdin", no_argument, NULL, OPT_STDIN },
+		{ "allow-net", required_argument, NULL, OPT_ALLOW_NET },
+		{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+		{ "net-max-connections", required_argument, NULL, OPT_NET_CONNS },
+		{ "net-max-bytes", required_argument, NULL, OPT_NET_BYTES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -210,6 +227,32 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_STDIN:
 			o->pass_stdin = true;
 			break;
+		case OPT_ALLOW_NET:
+		case OPT_ALLOW_HOST: {
+			struct pv_error e = { 0 };
+			int r = c == OPT_ALLOW_NET ? net_policy_add_net(&o->net, optarg, &e)
+						   : net_policy_add_host(&o->net, optarg, &e);
+
+			if (r < 0)
+				die("%s", e.msg);
+			break;
+		}
+		case OPT_NET_CONNS:
+		case OPT_NET_BYTES: {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v == 0 ||
+			    (c == OPT_NET_CONNS && v > 1000000))
+				die("%s: '%s' is not a positive count", argv[optind - 1], optarg);
+			if (c == OPT_NET_CONNS)
+				o->net.max_conns = (unsigned int)v;
+			else
+				o->net.max_bytes = v;
+			break;
+		}
 		case 'h':
 			usage_run(stdout);
 			exit(0);
@@ -356,6 +399,7 @@ static int cmd_run(int argc, char **argv)
 
 	gcfg.uid = root ? SANDBOX_ID_DEFAULT : getuid();
 	gcfg.gid = root ? SANDBOX_ID_DEFAULT : getgid();
+	policy_set_hosts_extra(o.net.hosts_text);
 	view = gofer_view_new(&gcfg, &err);
 	if (!view || policy_view_default(view, gcfg.uid, gcfg.gid, &err) < 0)
 		die("cannot build the sandbox's view: %s", err.msg);
@@ -411,6 +455,7 @@ static int cmd_run(int argc, char **argv)
 	cfg.uid = gcfg.uid;
 	cfg.gid = gcfg.gid;
 	cfg.audit_fd = audit_fd;
+	cfg.net_policy = &o.net;
 
 	if (sentry_run(&cfg, view, &filter, &outcome, &err) < 0)
 		die("%s", err.msg);

@@ -115,9 +115,16 @@ static int add_text(struct gofer_view *view, const char *path, const char *text,
 	return gofer_view_add_synth_file(view, path, text, strlen(text), err);
 }
 
+static const char *hosts_extra;
+
+void policy_set_hosts_extra(const char *lines)
+{
+	hosts_extra = lines;
+}
+
 int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv_error *err)
 {
-	char passwd[512], group[256];
+	char passwd[512], group[256], hosts[8192];
 	int r;
 
 	for (size_t i = 0; i < PV_ARRAY_SIZE(top_links); i++) {
@@ -141,6 +148,13 @@ int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv
 			return r;
 	}
 
+	/* /etc/hosts: loopback names, then the names the network policy
+	 * serves (docs/network.md: the sandbox has no resolver). */
+	r = snprintf(hosts, sizeof(hosts), "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n%s",
+		     hosts_extra ? hosts_extra : "");
+	if (r < 0 || (size_t)r >= sizeof(hosts))
+		return pv_error_set(err, E2BIG, "/etc/hosts: too many --allow-host names");
+
 	/* Identity files: the sandbox user is "sandbox" with its real ids. */
 	snprintf(passwd, sizeof(passwd),
 		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -152,8 +166,7 @@ int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv
 	if ((r = add_text(view, "/etc/passwd", passwd, err)) < 0 ||
 	    (r = add_text(view, "/etc/group", group, err)) < 0 ||
 	    (r = add_text(view, "/etc/hostname", "sandbox\n", err)) < 0 ||
-	    (r = add_text(view, "/etc/hosts",
-			  "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n", err)) < 0 ||
+	    (r = add_text(view, "/etc/hosts", hosts, err)) < 0 ||
 	    (r = add_text(view, "/etc/resolv.conf",
 			  "# pyvisor: no name resolution inside the sandbox\n", err)) < 0)
 		return r;

@@ -338,6 +338,8 @@ json_t *result_json(const struct sentry_outcome *o, const struct result_artifact
 	json_object_set_new(res, "audit_events",
 			    o->audit_events ? json_copy(o->audit_events) : json_array());
 	json_object_set_new(res, "audit_events_truncated", json_boolean(o->audit_events_truncated));
+	if (o->network)
+		json_object_set_new(res, "network", json_copy(o->network));
 	json_object_set_new(res, "error", error ? json_string(error) : json_null());
 	return res;
 }

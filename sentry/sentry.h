@@ -44,6 +44,9 @@ struct sentry_task {
 	struct sentry_task *next;	/* hash chain */
 };
 
+struct net_policy;
+struct net_state;
+
 /* What a run produced.  Strings are owned by the struct; free with
  * sentry_outcome_free(). */
 enum sentry_status {
@@ -68,6 +71,7 @@ struct sentry_outcome {
 	uint64_t violations;	/* audit events written (denied actions) */
 	void *audit_events;	/* json_t array of up to SENTRY_AUDIT_KEEP events */
 	bool audit_events_truncated;
+	void *network;		/* json_t "network" object (sentry/net.c), or NULL */
 };
 
 #define SENTRY_AUDIT_KEEP 100
@@ -88,6 +92,7 @@ struct sentry_config {
 	uid_t uid;		/* credentials of the sandboxed program */
 	gid_t gid;
 	int audit_fd;		/* append audit JSON lines here, or -1 */
+	const struct net_policy *net_policy;	/* egress allowlist, or NULL: none */
 };
 
 struct sentry {
@@ -102,6 +107,7 @@ struct sentry {
 	struct sentry_outcome *outcome;
 	uint64_t start_ns;
 	bool addfd_send;		/* kernel has SECCOMP_ADDFD_FLAG_SEND */
+	struct net_state *net;		/* sentry/net.c */
 };
 
 /*
@@ -252,6 +258,13 @@ int result_artifacts_write(const struct result_artifacts *list, const char *dir,
 struct json_t;
 struct json_t *result_json(const struct sentry_outcome *o, const struct result_artifacts *arts,
 			   const char *audit_path, const char *error);
+
+/*
+ * policy_set_hosts_extra - lines (borrowed, "ADDR\tNAME\n"...) that
+ * policy_view_default() appends to the synthesized /etc/hosts: the names
+ * --allow-host serves (sentry/netpolicy.c).  NULL for none.
+ */
+void policy_set_hosts_extra(const char *lines);
 
 /* policy_miss_is_quiet - true when a lookup of @view_path failing as hidden
  * is expected of benign programs and gets no audit event. */

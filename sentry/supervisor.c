@@ -29,6 +29,7 @@
 
 #include "compat.h"
 #include "loader.h"
+#include "net.h"
 
 enum {
 	TAG_NOTIFY = 1,
@@ -84,6 +85,8 @@ static void handle_notification(struct sentry *s)
 		ret = ctx.entry->handler(&ctx);
 	}
 
+	if (ret.pending)
+		return; /* answered later (sentry/net.c) */
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
 	if (ret.inject_fd >= 0) {
@@ -316,6 +319,9 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 		goto out;
 	s.child = l.child.pid;
 	s.notify_fd = l.child.notify_fd;
+	r = net_start(&s, s.child, err);
+	if (r < 0)
+		goto out;
 	/* Same-CPU wake-ups halve the round trip where the kernel has them
 	 * (Linux 6.6); absence is not an error. */
 	ioctl(s.notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
@@ -379,6 +385,11 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 				l.timed_out = true;
 				break;
 			default: {
+				if ((evs[i].data.u64 & 0xff) == SENTRY_TAG_NET) {
+					net_event(&s, (unsigned int)(evs[i].data.u64 >> 8),
+						  evs[i].events);
+					break;
+				}
 				/* A pidfd: that process has exited.  Looked up by
 				 * tgid, since an earlier event of this batch may
 				 * have reaped it already. */
@@ -404,11 +415,13 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 		l.main_exited = true;
 	}
 	drain(&l, &out_eof, &err_eof);
+	net_finish(&s);
 	finish_outcome(&l);
 
 out:
 	if (r < 0 && l.child.pid > 0)
 		sentry_kill_all(&s);
+	net_finish(&s);
 	sentry_tasks_free(&s);
 	loop_close(&l);
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -420,5 +433,6 @@ void sentry_outcome_free(struct sentry_outcome *o)
 	free(o->out.data);
 	free(o->err.data);
 	json_decref(o->audit_events);
+	json_decref(o->network);
 	memset(o, 0, sizeof(*o));
 }

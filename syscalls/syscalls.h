@@ -53,6 +53,7 @@ struct syscall_ctx {
  *                      and SECCOMP_ADDFD_FLAG_SEND, so that the call returns
  *                      the new fd number atomically; inject_cloexec sets
  *                      O_CLOEXEC on it;
+ *   pending            nothing now: the handler answers later;
  *   cont               SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the
  *                      call itself.  Only for decisions made on register
  *                      values alone (DESIGN.md invariant 2);
@@ -64,6 +65,8 @@ struct syscall_ret {
 	int inject_fd;
 	bool inject_cloexec;
 	bool cont;
+	bool pending;	/* the handler keeps the notification and answers it
+			 * later itself (sentry/net.c) */
 };
 
 typedef struct syscall_ret (*syscall_handler_fn)(struct syscall_ctx *ctx);

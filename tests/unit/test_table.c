@@ -101,12 +101,48 @@ static void test_filter_matches_table(void **state)
 			assert_int_equal(r, SECCOMP_RET_ERRNO | ENOSYS);
 			break;
 		case PV_ALLOW_IF:
-			/* Nonsense arguments never pass. */
+			/* Nonsense arguments never pass.  The send rows are
+			 * rules on what must be absent (an address, Fast Open):
+			 * test_send_rules covers them. */
+			if (t[i].nr == __NR_sendto || t[i].nr == __NR_sendmsg ||
+			    t[i].nr == __NR_sendmmsg)
+				break;
 			if (r == SECCOMP_RET_ALLOW)
 				fail_msg("%s: allowed with arbitrary arguments", t[i].name);
 			break;
 		}
 	}
+}
+
+/* send calls: in BPF only without a destination address and without TCP
+ * Fast Open; everything else reaches the sentry (syscalls.def). */
+static void test_send_rules(void **state)
+{
+	unsigned long long a[6] = { 3, 0x1000, 10, 0, 0, 0 };
+
+	assert_int_equal(loader_filter_eval(&filter, AUDIT_ARCH_X86_64, __NR_sendto, a),
+			 SECCOMP_RET_ALLOW);
+	a[4] = 0x2000; /* an address */
+	a[5] = 16;
+	assert_int_equal(loader_filter_eval(&filter, AUDIT_ARCH_X86_64, __NR_sendto, a),
+			 SECCOMP_RET_USER_NOTIF);
+	a[4] = 0;
+	a[3] = MSG_FASTOPEN | MSG_NOSIGNAL;
+	assert_int_equal(loader_filter_eval(&filter, AUDIT_ARCH_X86_64, __NR_sendto, a),
+			 SECCOMP_RET_USER_NOTIF);
+	assert_int_equal(eval(__NR_sendmsg, 3, 0x1000, MSG_NOSIGNAL), SECCOMP_RET_ALLOW);
+	assert_int_equal(eval(__NR_sendmsg, 3, 0x1000, MSG_FASTOPEN), SECCOMP_RET_USER_NOTIF);
+	a[2] = 2;
+	a[3] = MSG_FASTOPEN;
+	assert_int_equal(loader_filter_eval(&filter, AUDIT_ARCH_X86_64, __NR_sendmmsg, a),
+			 SECCOMP_RET_USER_NOTIF);
+	a[3] = 0;
+	assert_int_equal(loader_filter_eval(&filter, AUDIT_ARCH_X86_64, __NR_sendmmsg, a),
+			 SECCOMP_RET_ALLOW);
+	/* socket() always reaches the sentry (family policy, audit). */
+	assert_int_equal(eval(__NR_socket, AF_PACKET, SOCK_RAW, 0), SECCOMP_RET_USER_NOTIF);
+	assert_int_equal(eval(__NR_connect, 3, 0x1000, 16), SECCOMP_RET_USER_NOTIF);
+	assert_int_equal(eval(__NR_bind, 3, 0x1000, 16), SECCOMP_RET_USER_NOTIF);
 }
 
 static void test_unknown_numbers_reach_the_sentry(void **state)
@@ -178,6 +214,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_are_consistent),
 		cmocka_unit_test(test_filter_matches_table),
+		cmocka_unit_test(test_send_rules),
 		cmocka_unit_test(test_unknown_numbers_reach_the_sentry),
 		cmocka_unit_test(test_foreign_abis_are_killed),
 		cmocka_unit_test(test_argument_rules),
