@@ -66,6 +66,9 @@ const char *errno_name(int e)
 		E(EAFNOSUPPORT);
 		E(ECONNREFUSED);
 		E(ENETUNREACH);
+		E(ECONNRESET);
+		E(EINPROGRESS);
+		E(ENOTSOCK);
 		E(EDQUOT);
 	default:
 		return "E?";
@@ -113,8 +116,10 @@ void audit_event_emit(struct syscall_ctx *ctx, const char *verdict, int err, con
 	if (address)
 		json_object_set_new(ev, "address", json_string(address));
 	json_object_set_new(ev, "verdict", json_string(verdict));
-	json_object_set_new(ev, "errno", json_string(errno_name(err)));
-	json_object_set_new(ev, "errno_num", json_integer(err));
+	if (err || strcmp(verdict, "allow")) {
+		json_object_set_new(ev, "errno", json_string(errno_name(err)));
+		json_object_set_new(ev, "errno_num", json_integer(err));
+	}
 	json_object_set_new(ev, "rule", json_string(rule ? rule : "unspecified"));
 	if (detail)
 		json_object_set_new(ev, "detail", json_string(detail));

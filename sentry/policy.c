@@ -6,7 +6,8 @@
  * runtime reads (dynamic linker cache, certificates, fontconfig,
  * matplotlibrc, Python's site configuration, alternatives).  Top-level
  * host symlinks such as /bin -> usr/bin are mirrored as view symlinks.
- * Synthesized: /etc/passwd, group, hostname, hosts, resolv.conf.  Devices:
+ * Synthesized: /etc/passwd, group, hostname, hosts, host.conf, resolv.conf,
+ * nsswitch.conf (names come from /etc/hosts only: docs/network.md).  Devices:
  * null, zero, full, random, urandom.  In memory and writable: /workspace
  * (the working directory), /tmp, /home/sandbox (HOME).  Everything else,
  * /root, other homes, /proc, /sys, /run, /var, the rest of /etc, does not
@@ -37,7 +38,6 @@ static const char *const host_ro[] = {
 	"/etc/python3.13",
 	"/etc/alternatives",
 	"/etc/mime.types",
-	"/etc/nsswitch.conf",
 	"/etc/locale.alias",
 };
 
@@ -167,6 +167,10 @@ int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv
 	    (r = add_text(view, "/etc/group", group, err)) < 0 ||
 	    (r = add_text(view, "/etc/hostname", "sandbox\n", err)) < 0 ||
 	    (r = add_text(view, "/etc/hosts", hosts, err)) < 0 ||
+	    (r = add_text(view, "/etc/host.conf", "multi on\n", err)) < 0 ||
+	    (r = add_text(view, "/etc/nsswitch.conf",
+			  "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+			  "networks: files\nprotocols: files\nservices: files\n", err)) < 0 ||
 	    (r = add_text(view, "/etc/resolv.conf",
 			  "# pyvisor: no name resolution inside the sandbox\n", err)) < 0)
 		return r;

@@ -333,6 +333,41 @@ SYSCALL_HANDLER(bind)
 	return syscall_result(r);
 }
 
+/*
+ * Does a TCP socket listen on @port in the namespace of process @tgid?
+ * Reads /proc/TGID/net/tcp and tcp6 (the namespace of that process).
+ * On a read error, true: the connect then decides.
+ */
+static bool tcp_listener_exists(pid_t tgid, uint16_t port)
+{
+	static const char *const files[] = { "tcp", "tcp6" };
+	char path[64], line[512];
+
+	for (size_t i = 0; i < PV_ARRAY_SIZE(files); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)tgid, files[i]);
+		f = fopen(path, "re");
+		if (!f)
+			return true;
+		while (fgets(line, sizeof(line), f)) {
+			char local[64];
+			unsigned int st, p;
+			char *colon;
+
+			if (sscanf(line, " %*u: %63s %*s %x", local, &st) != 2 || st != 0x0a)
+				continue;
+			colon = strrchr(local, ':');
+			if (colon && sscanf(colon + 1, "%x", &p) == 1 && p == port) {
+				fclose(f);
+				return true;
+			}
+		}
+		fclose(f);
+	}
+	return false;
+}
+
 /* The transport protocol of a socket of @type, for the allowlist. */
 static int type_proto(int type)
 {
@@ -372,13 +407,17 @@ SYSCALL_HANDLER(connect)
 						  (const struct sockaddr *)&a.ss, a.len, a.text,
 						  rule);
 		if (addr_is_local(&a) && in) {
-			ret = net_loop_connect(ctx, s, (const struct sockaddr *)&a.ss, a.len);
-			if (ret.error == ECONNREFUSED)
-				audit_event_emit(ctx, "deny", ECONNREFUSED, "net.refused", NULL,
-						 a.text,
-						 "nothing listens there inside the sandbox; "
-						 "the host's loopback is not reachable");
-			return ret;
+			/* Fail fast, with an audit event, when nothing inside
+			 * listens (even for a non-blocking socket, which
+			 * would otherwise learn it later from SO_ERROR). */
+			if (type == SOCK_STREAM &&
+			    !tcp_listener_exists(ctx->task->proc->tgid, a.port)) {
+				close(s);
+				return refuse(ctx, ECONNREFUSED, &a,
+					      "nothing listens there inside the sandbox; "
+					      "the host's loopback is not reachable");
+			}
+			return net_loop_connect(ctx, s, (const struct sockaddr *)&a.ss, a.len);
 		}
 		close(s);
 		if (addr_is_local(&a))

@@ -42,7 +42,7 @@ RESULT_FIELDS = {
 AUDIT_RULES = {
     "view.hidden", "view.read_only", "syscall.unknown", "syscall.refused",
     "net.refused", "exec.refused", "signal.outside", "ioctl.refused",
-    "prctl.refused", "guestmem.unreadable",
+    "prctl.refused", "guestmem.unreadable", "net.allowed", "net.budget",
 }
 # RFC 3339, UTC, milliseconds: 2024-05-01T12:34:56.789Z
 TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|\+00:00)$")
@@ -327,8 +327,8 @@ def check_audit_event(ev):
     expect(ev.get("arch") == "x86_64", f"audit event arch: {ev!r}")
     expect(isinstance(ev.get("syscall"), str) and ev["syscall"],
            f"audit event syscall must be a name: {ev!r}")
-    expect(ev.get("verdict") in ("deny", "kill"),
-           f"audit event verdict must be deny or kill: {ev!r}")
+    expect(ev.get("verdict") in ("deny", "kill", "allow"),
+           f"audit event verdict must be deny, kill or allow: {ev!r}")
     expect(ev.get("rule") in AUDIT_RULES,
            f"audit event rule unknown: {ev.get('rule')!r}")
     expect(isinstance(ev.get("detail"), str),
