@@ -10,8 +10,9 @@
  * sockaddr once, decides on the copy and acts itself, never CONTINUEs:
  *
  *   - private destinations (loopback, the sandbox's abstract AF_UNIX
- *     names, pathname AF_UNIX names mapped to private abstract ones, the
- *     kernel's netlink): the sentry runs the call on its pidfd_getfd copy
+ *     names, pathname AF_UNIX names, which are placeholder files in the
+ *     view standing for private abstract names, the kernel's netlink):
+ *     the sentry runs the call on its pidfd_getfd copy
  *     of the sandbox's socket, which lives in the sandbox's namespace;
  *   - allowed egress (--allow-net, --allow-host): the sentry creates and
  *     connects a host-side socket and installs it over the sandbox's fd
@@ -33,10 +34,11 @@
 #include <errno.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -249,36 +251,81 @@ static bool addr_is_local(const struct addr_copy *a)
 	return false;
 }
 
+static bool unix_is_path(const struct addr_copy *a)
+{
+	const struct sockaddr_un *un = (const void *)&a->ss;
+
+	return a->ss.ss_family == AF_UNIX && a->len > offsetof(struct sockaddr_un, sun_path) &&
+	       un->sun_path[0] != '\0';
+}
+
 /*
- * Rewrite a pathname AF_UNIX address in @a into the private abstract name
- * standing for it: "\0pyvisor-path:" + the absolute view path (relative
- * paths against the process's cwd).  Abstract and unnamed addresses are
- * kept.  Returns 0 or -ENAMETOOLONG.
+ * Pathname AF_UNIX sockets live in the view: bind (@create) makes an empty
+ * placeholder file at the path (EADDRINUSE when the name exists, as the
+ * kernel answers), connect requires it (ENOENT otherwise: /run/dbus,
+ * docker.sock, ssh-agent sockets do not exist).  The kernel socket is
+ * bound to the private abstract name "\0pyvisor-path:" + the canonical
+ * view path, in the sandbox's own network namespace.  Rewrites @a; abstract
+ * and unnamed addresses are left alone.  Returns 0, or fills *@ret and
+ * returns < 0.
  */
-static int unix_map_path(struct syscall_ctx *ctx, struct addr_copy *a)
+static int unix_map_path(struct syscall_ctx *ctx, struct addr_copy *a, bool create,
+			 struct syscall_ret *ret)
 {
 	struct sockaddr_un *un = (void *)&a->ss;
 	size_t off = offsetof(struct sockaddr_un, sun_path), n;
-	char path[sizeof(un->sun_path) + 1], full[PATH_MAX + 2];
-	int k;
+	char path[sizeof(un->sun_path) + 1], base[PATH_MAX];
+	struct gofer_lookup_info info;
+	struct stat st;
+	int k, r;
 
-	if (a->len <= off || un->sun_path[0] == '\0')
+	if (!unix_is_path(a))
 		return 0;
 	n = strnlen(un->sun_path, a->len - off);
 	memcpy(path, un->sun_path, n);
 	path[n] = '\0';
-	if (path[0] == '/')
-		k = snprintf(full, sizeof(full), "%s", path);
-	else
-		k = snprintf(full, sizeof(full), "%s/%s", ctx->task->proc->cwd, path);
-	if (k < 0 || (size_t)k >= sizeof(full))
-		return -ENAMETOOLONG;
-	k = snprintf(un->sun_path + 1, sizeof(un->sun_path) - 1, "%s%s", UNIX_PATH_PREFIX, full);
-	if (k < 0 || (size_t)k >= sizeof(un->sun_path) - 1)
-		return -ENAMETOOLONG;
+	r = at_base(ctx, AT_FDCWD, path, base);
+	if (r < 0) {
+		*ret = syscall_errno(-r);
+		return -1;
+	}
+	memset(&info, 0, sizeof(info));
+	if (create) {
+		mode_t mode = 0777 & ~ctx->task->proc->umask;
+
+		r = gofer_open(ctx->sentry->view, base, path,
+			       O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, mode, &info);
+		if (r >= 0)
+			close(r);
+		else if (r == -EEXIST)
+			r = -EADDRINUSE;
+	} else {
+		r = gofer_stat(ctx->sentry->view, base, path, false, &st, &info);
+	}
+	if (r < 0) {
+		*ret = view_result(ctx, r, &info, path);
+		return -1;
+	}
+	k = snprintf(un->sun_path + 1, sizeof(un->sun_path) - 1, "%s%s", UNIX_PATH_PREFIX,
+		     info.view_path);
+	if (k < 0 || (size_t)k >= sizeof(un->sun_path) - 1) {
+		if (create)
+			gofer_unlink(ctx->sentry->view, base, path, false, &info);
+		*ret = syscall_errno(ENAMETOOLONG);
+		return -1;
+	}
 	un->sun_path[0] = '\0';
 	a->len = (socklen_t)(off + 1 + (size_t)k);
 	return 0;
+}
+
+/* Undo the placeholder of a failed pathname bind. */
+static void unix_unmap_path(struct syscall_ctx *ctx, const char *view_path)
+{
+	struct gofer_lookup_info info;
+
+	memset(&info, 0, sizeof(info));
+	gofer_unlink(ctx->sentry->view, "/", view_path, false, &info);
 }
 
 /* The sentry's copy of the sandbox's socket fd @fd; fills *@domain and
@@ -309,6 +356,7 @@ SYSCALL_HANDLER(bind)
 	struct addr_copy a;
 	struct syscall_ret ret;
 	int domain, type, s, r;
+	bool path;
 
 	if (copy_addr(ctx, ARG(1), ARG_UINT(2), &a, &ret) < 0)
 		return ret;
@@ -321,15 +369,19 @@ SYSCALL_HANDLER(bind)
 			return syscall_errno(EINVAL); /* a connected egress socket */
 		return refuse(ctx, EACCES, &a, "bind: no private network namespace");
 	}
-	if (domain == AF_UNIX && a.ss.ss_family == AF_UNIX && unix_map_path(ctx, &a) < 0) {
+	path = domain == AF_UNIX && unix_is_path(&a);
+	if (path && unix_map_path(ctx, &a, true, &ret) < 0) {
 		close(s);
-		return syscall_errno(ENAMETOOLONG);
+		return ret;
 	}
 	/* In the sandbox's own namespace: any address it can bind there is
 	 * its own (only lo exists). */
 	r = bind(s, (const struct sockaddr *)&a.ss, a.len);
 	r = r < 0 ? -errno : 0;
 	close(s);
+	if (r < 0 && path)
+		unix_unmap_path(ctx, ((struct sockaddr_un *)&a.ss)->sun_path + 1 +
+				     strlen(UNIX_PATH_PREFIX));
 	return syscall_result(r);
 }
 
@@ -428,17 +480,13 @@ SYSCALL_HANDLER(connect)
 
 	if (domain == AF_UNIX && a.ss.ss_family == AF_UNIX) {
 		if (!in) {
-			const struct sockaddr_un *un = (const void *)&a.ss;
-			bool path = a.len > offsetof(struct sockaddr_un, sun_path) &&
-				    un->sun_path[0] != '\0';
-
 			close(s);
-			return refuse(ctx, path ? ENOENT : ECONNREFUSED, &a,
+			return refuse(ctx, unix_is_path(&a) ? ENOENT : ECONNREFUSED, &a,
 				      "AF_UNIX names need a private network namespace");
 		}
-		if (unix_map_path(ctx, &a) < 0) {
+		if (unix_map_path(ctx, &a, false, &ret) < 0) {
 			close(s);
-			return syscall_errno(ENAMETOOLONG);
+			return ret;
 		}
 		return net_loop_connect(ctx, s, (const struct sockaddr *)&a.ss, a.len);
 	}
@@ -510,9 +558,9 @@ SYSCALL_HANDLER(sendto)
 		close(s);
 		return refuse(ctx, ENETUNREACH, &a, "egress to this destination is not allowed");
 	}
-	if (domain == AF_UNIX && a.ss.ss_family == AF_UNIX && unix_map_path(ctx, &a) < 0) {
+	if (domain == AF_UNIX && unix_map_path(ctx, &a, false, &ret) < 0) {
 		close(s);
-		return syscall_errno(ENAMETOOLONG);
+		return ret;
 	}
 	r = len ? guestmem_read(ctx, ARG(1), buf, len) : 0;
 	if (r < 0) {

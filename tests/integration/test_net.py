@@ -210,14 +210,42 @@ for name in ("/workspace/app.sock", "\0pyvisor-abstract"):
     a, _ = ls.accept()
     c.sendall(b"unix ok")
     out[repr(name)] = a.recv(100).decode()
+out["placeholder"] = os.path.exists("/workspace/app.sock")
+out["rebind"] = probe(lambda: socket.socket(socket.AF_UNIX).bind("app.sock"))[0]
+os.unlink("/workspace/app.sock")
+out["rebind_after_unlink"] = probe(lambda: socket.socket(socket.AF_UNIX).bind(
+    "app.sock") or "bound")[0]
+for k, p in (("dbus", "/run/dbus/system_bus_socket"),
+             ("docker", "/var/run/docker.sock"), ("none", "/tmp/none.sock")):
+    out[k] = probe(lambda: socket.socket(socket.AF_UNIX).connect(p))[0]
+from multiprocessing.connection import Listener, Client
+with Listener(family="AF_UNIX", authkey=b"k") as lst:
+    def serve():
+        with lst.accept() as conn:
+            conn.send(conn.recv() * 2)
+    th = threading.Thread(target=serve)
+    th.start()
+    with Client(lst.address, family="AF_UNIX", authkey=b"k") as cl:
+        cl.send(21)
+        out["mp"] = cl.recv()
+    th.join()
 out["ifaces"] = [n for _, n in socket.if_nameindex()]
 """)
+    expect_eq(rep["placeholder"], True, "the bound path exists in the view")
+    expect_eq(rep["rebind"], ["OSError", 98], "bind to a taken path (EADDRINUSE)")
+    expect_eq(rep["rebind_after_unlink"], "bound", "bind after unlink")
+    for k in ("dbus", "docker", "none"):
+        expect_eq(rep[k], ["FileNotFoundError", 2], f"connect to the {k} socket")
+    expect_eq(rep["mp"], 42, "multiprocessing.connection over AF_UNIX")
     expect_eq(rep[str(int(socket.AF_INET))], "inside", "IPv4 in-sandbox server")
     expect_eq(rep[str(int(socket.AF_INET6))], "inside", "IPv6 in-sandbox server")
     expect_eq(rep["'/workspace/app.sock'"], "unix ok", "pathname AF_UNIX")
     expect_eq(rep["'\\x00pyvisor-abstract'"], "unix ok", "abstract AF_UNIX")
     expect_eq(rep["ifaces"], ["lo"], "interfaces inside")
     expect_eq(run.events("net.refused"), [], "net.refused events")
+    hidden = [e for e in run.events("view.hidden") if e["syscall"] == "connect"]
+    expect(any(e.get("path") == "/run" for e in hidden),
+           f"no view.hidden event for the dbus socket's connect: {hidden}")
 
 
 def host_cannot_connect_in(ctx):
