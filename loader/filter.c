@@ -12,6 +12,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
@@ -98,6 +99,14 @@ static int add_allow_if(scmp_filter_ctx ctx, const struct syscall_entry *e)
 			return r;
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
 					SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_SEQPACKET));
+	}
+	case __NR_setsockopt: {
+		/* Socket, TCP and UDP levels pass; IP and IPv6 options reach
+		 * the handler, which refuses source routing and next hops
+		 * (they would re-aim an allowed connection). */
+		static const unsigned long levels[] = { SOL_SOCKET, IPPROTO_TCP, IPPROTO_UDP };
+
+		return add_values(ctx, nr, 1, levels, PV_ARRAY_SIZE(levels));
 	}
 	case __NR_sendto:
 		/* No destination address and no Fast Open (syscalls.def). */

@@ -611,3 +611,31 @@ SYSCALL_HANDLER(sendmmsg)
 	/* The first message's header starts the array. */
 	return refuse_fastopen_msg(ctx, ARG(1));
 }
+
+/*
+ * setsockopt at levels other than SOL_SOCKET, TCP and UDP (those pass in
+ * BPF).  IPv4 options (loose/strict source routing) and IPv6 routing
+ * headers, hop-by-hop and destination options and next hops would make
+ * the packets of an allowed connection travel via another address first:
+ * refused.  Everything else is decided on the two registers (level and
+ * option name) and CONTINUE'd.
+ */
+SYSCALL_HANDLER(setsockopt)
+{
+	static const int ip_refused[] = { IP_OPTIONS, IP_RETOPTS };
+	static const int ip6_refused[] = { 3, 4, 5, 6, 9, 54, 55, 57, 59 };
+	int level = ARG_INT(1), name = ARG_INT(2);
+	char detail[96];
+
+	for (size_t i = 0; level == IPPROTO_IP && i < PV_ARRAY_SIZE(ip_refused); i++)
+		if (name == ip_refused[i])
+			goto refuse;
+	for (size_t i = 0; level == IPPROTO_IPV6 && i < PV_ARRAY_SIZE(ip6_refused); i++)
+		if (name == ip6_refused[i])
+			goto refuse;
+	return syscall_continue();
+refuse:
+	snprintf(detail, sizeof(detail),
+		 "setsockopt(level %d, option %d): routing options are refused", level, name);
+	return syscall_deny(ctx, EACCES, "net.refused", NULL, NULL, detail);
+}

@@ -132,12 +132,18 @@ while True:
         break
     data += chunk
 out["raw"] = data.split(b"\r\n\r\n", 1)[-1].decode()
+# loose source route via 192.0.2.9: would send the packets there first
+lsrr = bytes([131, 7, 4]) + socket.inet_aton("192.0.2.9") + bytes([1])
+out["lsrr"] = probe(lambda: s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, lsrr))[0]
+out["tos"] = probe(lambda: s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x10) or "set")[0]
 out["other_port"] = probe(lambda: socket.create_connection(("10.0.0.1", port),
                                                            timeout=5))
 """, [port], ["--allow-net", f"127.0.0.1/32:{port}/tcp"])
     expect_eq(rep["urllib"][0], BODY.decode(), "page fetched with urllib")
     expect_eq(rep["raw"], BODY.decode(), "page fetched with a blocking socket")
     expect_eq(rep["peer"], ["127.0.0.1", port], "getpeername of the injected socket")
+    expect_eq(rep["lsrr"], ["PermissionError", 13], "IP_OPTIONS source route")
+    expect_eq(rep["tos"], "set", "IP_TOS (benign twin)")
     expect_eq(rep["other_port"][0], ["OSError", 101], "a destination not allowed")
     expect_eq(Handler.hits - before, 2, "requests the host server saw")
     net = run.result["network"]

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -139,6 +140,14 @@ static void test_send_rules(void **state)
 	a[3] = 0;
 	assert_int_equal(loader_filter_eval(&filter, AUDIT_ARCH_X86_64, __NR_sendmmsg, a),
 			 SECCOMP_RET_ALLOW);
+	/* setsockopt: socket/TCP/UDP levels pass; IP levels reach the sentry,
+	 * also with garbage in the upper half of the level. */
+	assert_int_equal(eval(__NR_setsockopt, 3, SOL_SOCKET, SO_REUSEADDR), SECCOMP_RET_ALLOW);
+	assert_int_equal(eval(__NR_setsockopt, 3, IPPROTO_TCP, 1), SECCOMP_RET_ALLOW);
+	assert_int_equal(eval(__NR_setsockopt, 3, IPPROTO_IP, 4), SECCOMP_RET_USER_NOTIF);
+	assert_int_equal(eval(__NR_setsockopt, 3, 0x100000000ULL | IPPROTO_IP, 4),
+			 SECCOMP_RET_USER_NOTIF);
+	assert_int_equal(eval(__NR_setsockopt, 3, IPPROTO_IPV6, 57), SECCOMP_RET_USER_NOTIF);
 	/* socket() always reaches the sentry (family policy, audit). */
 	assert_int_equal(eval(__NR_socket, AF_PACKET, SOCK_RAW, 0), SECCOMP_RET_USER_NOTIF);
 	assert_int_equal(eval(__NR_connect, 3, 0x1000, 16), SECCOMP_RET_USER_NOTIF);
