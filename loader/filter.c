@@ -93,11 +93,11 @@ static int add_allow_if(scmp_filter_ctx ctx, const struct syscall_entry *e)
 	case __NR_socketpair: {
 		/* AF_UNIX stream or seqpacket pairs (type may carry SOCK_CLOEXEC
 		 * and SOCK_NONBLOCK): see the socket rows of syscalls.def. */
-		int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+		int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0),
 					 SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
 		if (r < 0)
 			return r;
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0),
 					SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_SEQPACKET));
 	}
 	case __NR_setsockopt: {
@@ -110,7 +110,7 @@ static int add_allow_if(scmp_filter_ctx ctx, const struct syscall_entry *e)
 	}
 	case __NR_sendto:
 		/* No destination address and no Fast Open (syscalls.def). */
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A4(SCMP_CMP_EQ, 0),
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A4(SCMP_CMP_EQ, 0, 0),
 					SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0));
 	case __NR_sendmsg:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "loader.h"
-#include "net.h"
 #include "sentry.h"
 
 #define PYVISOR_VERSION "0.1.0"
@@ -504,6 +503,7 @@ static int cmd_run(int argc, char **argv)
 	free(exec_path);
 	free(sargv);
 	free(o.inputs);
+	net_policy_free(&o.net);
 	return status;
 }
 

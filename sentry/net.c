@@ -1,5 +1,5 @@
 /*
- * net.c - network state of one run (net.h, docs/network.md).
+ * net.c - network state of one run (sentry.h, docs/network.md).
  *
  * Pending notifications.  The event loop is single-threaded, so a connect
  * that would block must not run in it.  Every connect the sentry performs
@@ -19,7 +19,8 @@
  * when no process holds the socket any more, the final counters are read
  * and the copy is closed (the FIN then leaves at most one tick late).
  */
-#include "net.h"
+
+#include "sentry.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -38,7 +39,6 @@
 #include <unistd.h>
 
 #include "loader.h"
-#include "sentry.h"
 
 #define NET_PENDING_MAX 64
 #define NET_SLOT_TICK 0xffffffu

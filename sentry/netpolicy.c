@@ -1,11 +1,12 @@
 /*
  * netpolicy.c - the egress allowlist: parsing of --allow-net and
  * --allow-host, matching of destinations, the /etc/hosts lines of pinned
- * and resolved names (net.h, docs/network.md).
+ * and resolved names (sentry.h, docs/network.md).
  *
  * Sources: inet_pton(3), getaddrinfo(3), ipv6(7) (IPv4-mapped addresses).
  */
-#include "net.h"
+
+#include "sentry.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -29,7 +29,6 @@
 
 #include "compat.h"
 #include "loader.h"
-#include "net.h"
 
 enum {
 	TAG_NOTIFY = 1,

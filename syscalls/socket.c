@@ -43,7 +43,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "net.h"
 
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
@@ -497,6 +496,8 @@ SYSCALL_HANDLER(connect)
 	close(s);
 	if (a.ss.ss_family != domain)
 		return syscall_errno(domain == AF_UNIX ? EINVAL : EAFNOSUPPORT);
+	if (domain == AF_INET || domain == AF_INET6)
+		return syscall_errno(EINVAL); /* shorter than a sockaddr_in(6) */
 	return refuse(ctx, EACCES, &a, "connect refused");
 }
 
