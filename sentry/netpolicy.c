@@ -196,7 +196,7 @@ int net_policy_add_host(struct net_policy *p, const char *spec, struct pv_error 
 			return pv_error_set(err, EINVAL,
 					    "--allow-host %s: expected NAME=ADDR:PORT, for "
 					    "example api.test=127.0.0.1:8080", spec);
-		snprintf(r.host, sizeof(r.host), "%s", name);
+		memcpy(r.host, name, strlen(name) + 1); /* valid_name: <= 253 bytes */
 		inet_ntop(r.family, r.addr, text, sizeof(text));
 		if ((rc = add_rule(p, &r, err)) < 0)
 			return rc;
@@ -210,7 +210,7 @@ int net_policy_add_host(struct net_policy *p, const char *spec, struct pv_error 
 	}
 	if (!valid_name(name))
 		return pv_error_set(err, EINVAL, "--allow-host %s: expected NAME[:PORT]", spec);
-	snprintf(r.host, sizeof(r.host), "%s", name);
+	memcpy(r.host, name, strlen(name) + 1); /* valid_name: <= 253 bytes */
 	rc = getaddrinfo(name, NULL, &hints, &res);
 	if (rc)
 		return pv_error_set(err, ENOENT, "--allow-host %s: cannot resolve %s: %s", spec,
