@@ -112,12 +112,6 @@ static int add_allow_if(scmp_filter_ctx ctx, const struct syscall_entry *e)
 		/* No destination address and no Fast Open (syscalls.def). */
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A4(SCMP_CMP_EQ, 0, 0),
 					SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0));
-	case __NR_sendmsg:
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
-					SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0));
-	case __NR_sendmmsg:
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
-					SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0));
 	case __NR_getpriority:
 	case __NR_setpriority:
 		/* PRIO_PROCESS of who 0: the caller itself.  PRIO_USER with who 0

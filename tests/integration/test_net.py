@@ -292,6 +292,7 @@ out["sendto"] = probe(lambda: u.sendto(b"x", ("192.0.2.7", 53)))
 out["connect"] = probe(lambda: u.connect(("192.0.2.7", 53)))
 m = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 out["mapped"] = probe(lambda: m.sendto(b"x", ("::ffff:192.0.2.7", 53)))
+out["sendmsg"] = probe(lambda: u.sendmsg([b"x"], [], 0, ("192.0.2.10", 53)))
 t = socket.socket()
 out["tfo"] = probe(lambda: t.sendto(b"GET /", socket.MSG_FASTOPEN,
                                     ("192.0.2.8", 80)))
@@ -304,13 +305,27 @@ out["loop"] = a.recv(100).decode()
 b.connect(a.getsockname())
 b.send(b"connected udp")
 out["loop_connected"] = a.recv(100).decode()
+b.sendmsg([b"via ", b"sendmsg"])
+out["loop_sendmsg"] = a.recv(100).decode()
+# fd passing over an AF_UNIX pair (SCM_RIGHTS), as multiprocessing does
+import array, os
+p, q = socket.socketpair()
+r, w = os.pipe()
+p.sendmsg([b"f"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [w]))])
+msg, anc, _, _ = q.recvmsg(1, socket.CMSG_SPACE(4))
+fd = array.array("i", anc[0][2])[0]
+os.write(fd, b"passed")
+out["scm_rights"] = os.read(r, 10).decode()
 """)
-    for key in ("sendto", "connect", "mapped", "tfo"):
+    for key in ("sendto", "connect", "mapped", "tfo", "sendmsg"):
         expect_eq(rep[key][0], ["OSError", 101], f"{key} (ENETUNREACH)")
     expect_eq(rep["loop"], "udp inside", "UDP on the private loopback")
     expect_eq(rep["loop_connected"], "connected udp", "connected UDP inside")
+    expect_eq(rep["loop_sendmsg"], "via sendmsg", "sendmsg on the private loopback")
+    expect_eq(rep["scm_rights"], "passed", "fd passing with sendmsg")
     addrs = {e.get("address") for e in run.events("net.refused")}
-    for want in ("192.0.2.7:53", "[::ffff:192.0.2.7]:53", "192.0.2.8:80"):
+    for want in ("192.0.2.7:53", "[::ffff:192.0.2.7]:53", "192.0.2.8:80",
+                 "192.0.2.10:53"):
         expect(want in addrs, f"no net.refused event for {want}: {addrs}")
 
 
