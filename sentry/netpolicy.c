@@ -269,15 +269,39 @@ static bool prefix_match(const unsigned char *a, const unsigned char *b, unsigne
 	return true;
 }
 
+/* 127.0.0.0/8 or ::1 (@a: 4 or 16 bytes of @family). */
+static bool is_loopback(int family, const unsigned char *a)
+{
+	static const unsigned char lo6[16] = { [15] = 1 };
+
+	return family == AF_INET ? a[0] == 127 : !memcmp(a, lo6, 16);
+}
+
+static bool is_unspecified(int family, const unsigned char *a)
+{
+	static const unsigned char zero[16];
+
+	return !memcmp(a, zero, family == AF_INET ? 4 : 16);
+}
+
 const struct net_rule *net_policy_match(const struct net_policy *p, int family,
 					const void *addr, uint16_t port, int proto)
 {
-	if (!p)
+	const unsigned char *a = addr;
+
+	/* "This host" never leaves the sandbox. */
+	if (!p || is_unspecified(family, a))
 		return NULL;
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct net_rule *r = &p->rules[i];
 
 		if (r->family != family || r->proto != proto || (r->port && r->port != port))
+			continue;
+		/* The host's loopback only through a rule inside the loopback
+		 * range: 0.0.0.0/0 means "the network", not the host's own
+		 * services. */
+		if (is_loopback(family, a) &&
+		    !(is_loopback(family, r->addr) && r->prefix >= (family == AF_INET ? 8u : 128u)))
 			continue;
 		if (prefix_match(r->addr, addr, r->prefix))
 			return r;

@@ -473,7 +473,9 @@ SYSCALL_HANDLER(connect)
 		close(s);
 		if (addr_is_local(&a))
 			return refuse(ctx, ECONNREFUSED, &a,
-				      "loopback is refused without a private network namespace");
+				      net_private(ctx->sentry)
+				      ? "loopback connect on a host-side socket"
+				      : "loopback is refused without a private network namespace");
 		return refuse(ctx, ENETUNREACH, &a, "egress to this destination is not allowed");
 	}
 

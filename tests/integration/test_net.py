@@ -139,6 +139,13 @@ out["tos"] = probe(lambda: s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0x10) 
 out["other_port"] = probe(lambda: socket.create_connection(("10.0.0.1", port),
                                                            timeout=5))
 """, [port], ["--allow-net", f"127.0.0.1/32:{port}/tcp"])
+    # A rule for the whole network does not open the host's loopback.
+    run2, rep2 = run_probe(ctx, r"""
+port = int(sys.argv[1])
+out["wide"] = probe(lambda: socket.create_connection(("127.0.0.1", port), timeout=5))[0]
+""", [port], ["--allow-net", "0.0.0.0/0:*"])
+    expect_eq(rep2["wide"], ["ConnectionRefusedError", 111],
+              "host loopback under --allow-net 0.0.0.0/0:*")
     expect_eq(rep["urllib"][0], BODY.decode(), "page fetched with urllib")
     expect_eq(rep["raw"], BODY.decode(), "page fetched with a blocking socket")
     expect_eq(rep["peer"], ["127.0.0.1", port], "getpeername of the injected socket")
