@@ -416,6 +416,46 @@ out["third"] = probe(lambda: socket.create_connection(("127.0.0.1", port)))[0]
            f"no connection ended by the budget: {net['connections']}")
 
 
+def pending_connect_does_not_stall(ctx):
+    """A blocking connect in progress keeps only its own thread waiting:
+    the sentry goes on serving the other threads' trapped calls."""
+    full = socket.socket()
+    full.bind(("127.0.0.1", 0))
+    full.listen(0)
+    port = full.getsockname()[1]
+    ctx.cleanups.append(full.close)
+    for _ in range(3):  # fill the accept queue: further SYNs are dropped
+        f = socket.socket()
+        f.setblocking(False)
+        f.connect_ex(("127.0.0.1", port))
+        ctx.cleanups.append(f.close)
+    time.sleep(0.2)
+    run, rep = run_probe(ctx, r"""
+import os, threading
+port = int(sys.argv[1])
+def blocked():
+    s = socket.socket()
+    s.connect(("127.0.0.1", port))
+    out["connected"] = True
+th = threading.Thread(target=blocked, daemon=True)
+th.start()
+time.sleep(0.3)
+n = 0
+for i in range(200):
+    open(f"/tmp/f{i}", "w").close()
+    n += 1
+out["served"] = n
+out["still_blocked"] = th.is_alive()
+print(json.dumps(out), flush=True)
+os._exit(0)
+""", [port], ["--allow-net", f"127.0.0.1:{port}"])
+    expect_eq(rep["served"], 200, "trapped calls served during the connect")
+    expect_eq(rep["still_blocked"], True, "the connecting thread waits")
+    conns = run.result["network"]["connections"]
+    expect(len(conns) == 1 and conns[0]["status"] in ("connecting", "failed"),
+           f"pending connection at the end: {conns}")
+
+
 NO_NETNS = r"""
 echo 1 > /proc/sys/user/max_user_namespaces &&
 echo 0 > /proc/sys/user/max_net_namespaces &&
@@ -479,5 +519,6 @@ if __name__ == "__main__":
     pvtest.main([default_policy_cannot_reach_host, allowlist_reaches_host,
                  pinned_name_resolves, in_sandbox_server_and_client,
                  host_cannot_connect_in, udp_and_fastopen_refused,
-                 exotic_families_refused, budgets, without_namespaces,
+                 exotic_families_refused, budgets, pending_connect_does_not_stall,
+                 without_namespaces,
                  bad_options])
