@@ -38,7 +38,9 @@ RESULT_FIELDS = {
     "status", "exit_code", "signal", "stdout", "stderr",
     "stdout_truncated", "stderr_truncated", "duration_ms", "artifacts",
     "violations", "audit_log", "audit_events", "audit_events_truncated",
+    "limits",
 }
+STATUSES = ("ok", "error", "timeout", "killed", "memory_limit", "cpu_limit")
 AUDIT_RULES = {
     "view.hidden", "view.read_only", "syscall.unknown", "syscall.refused",
     "net.refused", "exec.refused", "signal.outside", "ioctl.refused",
@@ -273,7 +275,7 @@ def check_result_shape(result):
     expect(isinstance(result, dict), f"result is not an object: {result!r}")
     missing = RESULT_FIELDS - set(result)
     expect(not missing, f"result lacks fields {sorted(missing)}")
-    expect(result["status"] in ("ok", "error", "timeout", "killed"),
+    expect(result["status"] in STATUSES,
            f"bad status {result['status']!r}")
     for key in ("exit_code", "signal"):
         expect(result[key] is None or type(result[key]) is int,
@@ -309,7 +311,7 @@ def check_result_shape(result):
         check_audit_event(ev)
     if result["status"] == "ok":
         expect(result["exit_code"] == 0, "status ok needs exit_code 0")
-    if result["status"] in ("killed", "timeout"):
+    if result["status"] in ("killed", "timeout", "memory_limit", "cpu_limit"):
         expect(result["exit_code"] is None,
                f"exit_code must be null when {result['status']}")
 
