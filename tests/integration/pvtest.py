@@ -230,7 +230,13 @@ class Context:
     def run(self, args, timeout=120, input_bytes=None, cwd=None):
         """Run pyvisor with args (list, without the binary) and return a
         Run.  stdin is /dev/null unless input_bytes is given."""
-        argv = self._as_user([self.pyvisor] + list(args))
+        return self.run_raw([self.pyvisor] + list(args), timeout=timeout,
+                            input_bytes=input_bytes, cwd=cwd)
+
+    def run_raw(self, command, timeout=120, input_bytes=None, cwd=None):
+        """Run command (a full argv, for example a wrapper around pyvisor)
+        as the pyvisor user and return a Run."""
+        argv = self._as_user(list(command))
         start = time.monotonic()
         try:
             proc = subprocess.run(
