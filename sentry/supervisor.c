@@ -51,6 +51,7 @@ struct loop {
 	int sfd, tfd, sample_fd;
 	enum sentry_status limit_hit;	/* a whole-run limit ended the run, or OK */
 	bool main_exited, timed_out, interrupted;
+	bool main_waited;	/* wait_status holds the first process's status */
 	int wait_status, stop_signal;
 	struct pv_error *err;
 	int setup_error;
@@ -169,6 +170,7 @@ static void reap_children(struct loop *l)
 
 		if (pid == s->child) {
 			l->main_exited = true;
+			l->main_waited = true;
 			l->wait_status = status;
 			s->outcome->duration_ms = (sentry_now_ns() - s->start_ns) / 1000000;
 		}
@@ -239,7 +241,7 @@ static void finish_outcome(struct loop *l)
 	} else if (l->timed_out) {
 		o->status = SENTRY_STATUS_TIMEOUT;
 		o->signal = SIGKILL;
-	} else if (l->interrupted && !l->main_exited) {
+	} else if (l->interrupted && !l->main_waited) {
 		o->status = SENTRY_STATUS_KILLED;
 		o->signal = l->stop_signal;
 	} else if (WIFEXITED(l->wait_status)) {
