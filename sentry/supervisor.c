@@ -254,8 +254,13 @@ static void finish_outcome(struct loop *l)
 		 * one (sentry/limits.c). */
 		if (l->s->cfg->limits.cpu_ms &&
 		    (o->signal == SIGXCPU ||
-		     (o->signal == SIGKILL && o->usage.cpu_ms >= l->s->cfg->limits.cpu_ms)))
+		     (o->signal == SIGKILL && o->usage.cpu_ms >= l->s->cfg->limits.cpu_ms))) {
 			o->status = SENTRY_STATUS_CPU_LIMIT;
+			/* The kernel sent SIGXCPU at the limit of its precise
+			 * clock; the tick-sampled rusage may read a little less. */
+			if (o->usage.cpu_ms < l->s->cfg->limits.cpu_ms)
+				o->usage.cpu_ms = l->s->cfg->limits.cpu_ms;
+		}
 	}
 }
 

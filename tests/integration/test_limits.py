@@ -360,6 +360,24 @@ def output_flood(ctx):
                   f"{stream} bytes written by 4 processes")
 
 
+def sysconf_shows_limit(ctx):
+    work = ctx.tmpdir()
+    script = ctx.script(work, "si.py", "import os, json\n"
+                        "pg = os.sysconf('SC_PAGE_SIZE')\n"
+                        "print(json.dumps([os.sysconf('SC_PHYS_PAGES') * pg,"
+                        " os.sysconf('SC_AVPHYS_PAGES') * pg]))\n")
+    run = ctx.run_json(["--memory", "300", script])
+    pvtest.expect_status(run, "ok", 0)
+    total, avail = pvtest.inner_report(run)
+    expect_eq(total, 300 * MIB, "SC_PHYS_PAGES under --memory 300")
+    expect(0 < avail <= 300 * MIB, f"SC_AVPHYS_PAGES {avail}")
+    # Twin: a limit above the host's RAM shows the host's RAM.
+    host = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    run = ctx.run_json(["--memory", str(1 << 20), script])
+    total, _ = pvtest.inner_report(run)
+    expect_eq(total, host, "SC_PHYS_PAGES with a limit above the host RAM")
+
+
 def bad_values(ctx):
     work = ctx.tmpdir()
     script = ctx.script(work, "p.py", "print(1)\n")
@@ -384,4 +402,4 @@ if __name__ == "__main__":
     pvtest.main([limits_shape, defaults, heap_bomb, numpy_bomb,
                  memory_whole_run, cpu_burn, cpu_whole_run, fork_bomb,
                  thread_bomb, fd_exhaustion, disk_fill, output_flood,
-                 bad_values, help_mentions_limits])
+                 sysconf_shows_limit, bad_values, help_mentions_limits])
