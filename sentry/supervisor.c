@@ -407,6 +407,9 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 					r = loader_status_read(l.child.status_fd, err);
 					if (r < 0)
 						goto out;
+					/* The program now runs: a first sample, so that
+					 * even a very short run has one. */
+					l.limit_hit = limits_sample(&s);
 				}
 				break;
 			case TAG_SIGNAL:
