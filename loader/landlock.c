@@ -6,7 +6,9 @@
  * file and injects the fd, and fds opened outside a Landlock domain keep all
  * their rights), so the ruleset handles every filesystem right the kernel
  * knows and grants only what the kernel's own execve of the loader needs:
- * READ_FILE and EXECUTE on the program and on its ELF interpreter.  Should a
+ * READ_FILE and EXECUTE on the program and on its ELF interpreter (for a
+ * "#!" script: the script, its interpreter and that one's ELF
+ * interpreter).  Should a
  * filter or handler bug ever let an open, a mkdir, a rename or an exec
  * reach the kernel, it fails with EACCES.  On ABI 6 and later the tasks can
  * also no longer signal processes outside the sandbox or connect to
@@ -93,11 +95,57 @@ static int allow_exec(int ruleset, const char *path, struct pv_error *err)
 	return 0;
 }
 
+/* The interpreter of a "#!" script @fd into @out (@size bytes).  Returns
+ * 0, -ENOEXEC when @fd is not a script, or -errno. */
+static int script_interp(int fd, char *out, size_t size)
+{
+	char line[256];
+	ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
+	size_t len;
+	char *p;
+
+	if (n < 2 || line[0] != '#' || line[1] != '!')
+		return -ENOEXEC;
+	line[n] = '\0';
+	p = line + 2;
+	p += strspn(p, " \t");
+	len = strcspn(p, " \t\n");
+	if (len == 0 || p[0] != '/' || len >= size)
+		return -ENOEXEC;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return 0;
+}
+
+/* Grant what the kernel's execve of @path needs: @path itself, its ELF
+ * interpreter, and for a script its interpreter (one level, as
+ * binfmt_script(5) allows the interpreter to be a binary only). */
+static int allow_program(int ruleset, const char *path, int depth, struct pv_error *err)
+{
+	char interp[PATH_MAX];
+	_cleanup_close_ int exe = -1;
+	int r;
+
+	r = allow_exec(ruleset, path, err);
+	if (r < 0)
+		return r;
+	exe = open(path, O_RDONLY | O_CLOEXEC);
+	if (exe < 0)
+		return pv_error_set(err, errno, "Landlock: %s: %s", path, strerror(errno));
+	r = script_interp(exe, interp, sizeof(interp));
+	if (r == 0)
+		return depth ? 0 : allow_program(ruleset, interp, depth + 1, err);
+	r = elf_interp(exe, interp, sizeof(interp));
+	if (r == 0)
+		return allow_exec(ruleset, interp, err);
+	if (r == -ENOENT || r == -ENOEXEC)
+		return 0; /* static binary, or not ELF: nothing more to grant */
+	return pv_error_set(err, -r, "Landlock: reading %s: %s", path, strerror(-r));
+}
+
 int loader_landlock_build(const char *exec_path, int *abi, struct pv_error *err)
 {
 	struct pv_landlock_ruleset_attr attr = { 0 };
-	char interp[PATH_MAX];
-	_cleanup_close_ int exe = -1;
 	int ruleset, r;
 
 	*abi = loader_landlock_abi();
@@ -110,21 +158,7 @@ int loader_landlock_build(const char *exec_path, int *abi, struct pv_error *err)
 	if (ruleset < 0)
 		return pv_error_set(err, errno, "landlock_create_ruleset: %s", strerror(errno));
 
-	r = allow_exec(ruleset, exec_path, err);
-	if (r == 0) {
-		exe = open(exec_path, O_RDONLY | O_CLOEXEC);
-		if (exe < 0)
-			r = pv_error_set(err, errno, "Landlock: %s: %s", exec_path, strerror(errno));
-	}
-	if (r == 0) {
-		r = elf_interp(exe, interp, sizeof(interp));
-		if (r == 0)
-			r = allow_exec(ruleset, interp, err);
-		else if (r == -ENOENT || r == -ENOEXEC)
-			r = 0; /* static binary, or a script: nothing more to grant */
-		else
-			pv_error_set(err, -r, "Landlock: reading %s: %s", exec_path, strerror(-r));
-	}
+	r = allow_program(ruleset, exec_path, 0, err);
 	if (r < 0) {
 		close(ruleset);
 		return r;

@@ -96,7 +96,8 @@ int loader_rlimits_apply(const struct sentry_limits *l);
  * loader_landlock_build - create the Landlock ruleset for the sandboxed
  * tasks (loader/landlock.c): every filesystem access right this kernel's
  * Landlock ABI knows is handled, and only READ_FILE | EXECUTE on
- * @exec_path and on its ELF interpreter is granted, so that the kernel's
+ * @exec_path, on its ELF interpreter and, for a "#!" script, on the script's
+ * interpreter and its ELF interpreter is granted, so that the kernel's
  * own execve of the loader works and nothing else is opened by path from
  * inside (the sentry opens files itself and injects the fds, which carry
  * all rights).  On ABI 6 and later, signals and abstract unix sockets are

@@ -136,6 +136,13 @@ def require_landlock(ctx):
     if report["features"]["landlock"]["available"]:
         expect_eq((run.returncode, run.stdout), (0, b"ran\n"),
                   "--require landlock on a Landlock kernel")
+        # A "#!" program: the ruleset lets the kernel exec its interpreter.
+        if os.path.exists("/usr/bin/pydoc3"):
+            run = ctx.run(["run", "--require", "landlock", "--", "pydoc3",
+                           "len"])
+            expect(run.returncode == 0 and b"len(obj" in run.stdout,
+                   f"pydoc3 under Landlock: exit {run.returncode}, "
+                   f"stderr {run.stderr[-300:]!r}")
     else:
         line = pvtest.expect_pyvisor_error(run, "--require landlock")
         expect("landlock" in line.lower(), line)
