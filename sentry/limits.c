@@ -17,12 +17,14 @@
  *    the sum crosses --memory or --cpu-seconds the caller kills the whole
  *    run and reports memory_limit or cpu_limit.
  *
- * Memory counted for a process: RssAnon + RssShmem of /proc/PID/status
- * (anonymous and shared-memory pages it has mapped; page cache of host
- * files it reads is not counted).  Copy-on-write pages shared after fork are
- * counted once per process, which over-counts, never under-counts.
- * Unmapped bytes of memfds are bounded by RLIMIT_FSIZE per file and
- * RLIMIT_NOFILE per process (docs/limits.md states the exact guarantee).
+ * Memory counted for the run: RssAnon + RssShmem of /proc/PID/status of
+ * each process (anonymous and shared-memory pages it has mapped; page cache
+ * of host files it reads is not counted), plus the blocks of every memfd
+ * some process of the run holds open (once per file): bytes written to a
+ * memfd that nobody maps appear in no RSS.  Copy-on-write pages shared
+ * after fork, and memfds both held and mapped, are counted more than once,
+ * which over-counts, never under-counts (docs/limits.md states the exact
+ * guarantee).
  *
  * CPU of the run: user + system time of the live processes (their own and
  * that of their waited-for children: utime, stime, cutime, cstime) plus the
@@ -39,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MIB (1024ULL * 1024ULL)
@@ -62,6 +65,7 @@ struct limits_state {
 	long ticks_per_s;
 	struct proc_row *rows;
 	size_t cap;
+	ino_t memfd_seen[4096];	/* memfd inodes counted in the current sample */
 };
 
 void limits_defaults(struct sentry_limits *l)
@@ -162,10 +166,31 @@ static uint64_t proc_memory(pid_t pid)
 	return (anon + shmem) * 1024;
 }
 
-/* Number of open fds of @pid. */
-static uint64_t proc_fds(pid_t pid)
+/* Add @ino to the set of memfds counted in this sample; false if it was
+ * there already. */
+static bool memfd_first_seen(struct limits_state *st, ino_t ino)
 {
-	char path[64];
+	size_t mask = PV_ARRAY_SIZE(st->memfd_seen) - 1, h = (size_t)ino * 0x9e3779b97f4a7c15ULL;
+
+	for (size_t i = 0; i <= mask; i++) {
+		size_t k = (h + i) & mask;
+
+		if (st->memfd_seen[k] == ino)
+			return false;
+		if (st->memfd_seen[k] == 0) {
+			st->memfd_seen[k] = ino;
+			return true;
+		}
+	}
+	return true; /* set full: count it (over-count, never under-count) */
+}
+
+/* Count the open fds of @pid, and add to *@memfd_bytes the memory held by
+ * memfds among them (each file once per sample, whoever holds it): bytes
+ * written to a memfd that no process maps are in no RSS figure. */
+static uint64_t proc_fds(struct limits_state *st, pid_t pid, uint64_t *memfd_bytes)
+{
+	char path[64], target[64];
 	struct dirent *de;
 	uint64_t n = 0;
 	DIR *d;
@@ -174,9 +199,19 @@ static uint64_t proc_fds(pid_t pid)
 	d = opendir(path);
 	if (!d)
 		return 0;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
+	while ((de = readdir(d))) {
+		struct stat sb;
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		len = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+		if (len < 7 || memcmp(target, "/memfd:", 7))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, 0) == 0 && memfd_first_seen(st, sb.st_ino))
+			*memfd_bytes += (uint64_t)sb.st_blocks * 512;
+	}
 	closedir(d);
 	return n;
 }
@@ -240,6 +275,7 @@ enum sentry_status limits_sample(struct sentry *s)
 		}
 	} while (grew);
 
+	memset(st->memfd_seen, 0, sizeof(st->memfd_seen));
 	for (size_t i = 0; i < n; i++) {
 		uint64_t fds;
 
@@ -248,7 +284,7 @@ enum sentry_status limits_sample(struct sentry *s)
 		mem += proc_memory(st->rows[i].pid);
 		tasks += st->rows[i].threads;
 		ticks += st->rows[i].cpu_ticks;
-		fds = proc_fds(st->rows[i].pid);
+		fds = proc_fds(st, st->rows[i].pid, &mem);
 		if (fds > fds_max)
 			fds_max = fds;
 	}

@@ -55,6 +55,20 @@ for pid in kids:
 print("all children done")
 """
 
+# Bytes written to memfds that no process maps are in no RSS figure: the
+# supervisor counts the memfds the run holds.
+MEMFD_BOMB = r"""
+import os, sys, time
+fds = []
+for i in range(int(sys.argv[1])):
+    fd = os.memfd_create("bomb%d" % i)
+    for _ in range(int(sys.argv[2])):
+        os.write(fd, b"m" * (1 << 20))
+    fds.append(fd)
+time.sleep(0.5)
+print("kept", len(fds))
+"""
+
 CPU_BURN = r"""
 import os, sys
 procs = int(sys.argv[1])
@@ -253,6 +267,20 @@ def memory_whole_run(ctx):
            f"twin output {run.result['stdout']!r}")
 
 
+def memfd_bomb(ctx):
+    work = ctx.tmpdir()
+    script = ctx.script(work, "memfd.py", MEMFD_BOMB)
+    run = ctx.run_json(["--memory", "256", script, "8", "100"], timeout=90)
+    pvtest.expect_status(run, "memory_limit", 137)
+    expect(limit_entry(run, "memory_bytes")["peak"] > 256 * MIB,
+           f"memory peak {run.result['limits']['memory_bytes']}")
+    run = ctx.run_json(["--memory", "256", script, "4", "10"], timeout=90)
+    pvtest.expect_status(run, "ok", 0)
+    expect_eq(run.result["stdout"], "kept 4\n", "40 MiB of memfds in 256")
+    peak = limit_entry(run, "memory_bytes")["peak"]
+    expect(peak >= 40 * MIB, f"memfd bytes not counted: peak {peak}")
+
+
 def cpu_burn(ctx):
     work = ctx.tmpdir()
     script = ctx.script(work, "burn.py", CPU_BURN)
@@ -400,6 +428,6 @@ def help_mentions_limits(ctx):
 
 if __name__ == "__main__":
     pvtest.main([limits_shape, defaults, heap_bomb, numpy_bomb,
-                 memory_whole_run, cpu_burn, cpu_whole_run, fork_bomb,
+                 memory_whole_run, memfd_bomb, cpu_burn, cpu_whole_run, fork_bomb,
                  thread_bomb, fd_exhaustion, disk_fill, output_flood,
                  sysconf_shows_limit, bad_values, help_mentions_limits])
