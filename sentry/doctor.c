@@ -27,6 +27,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/landlock.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -152,6 +153,14 @@ static int seccomp_answer_one(int lfd, unsigned int flags, int *recv_err)
 	struct seccomp_notif_addfd addfd = { 0 };
 	int nullfd, r, e = 0;
 
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+
+	/* Never hang the caller: the grandchild may have died (an outer
+	 * filter, a signal) before its call. */
+	if (poll(&pfd, 1, 2000) != 1) {
+		*recv_err = ETIMEDOUT;
+		return -ETIMEDOUT;
+	}
 	memset(&req, 0, sizeof(req));
 	if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
 		*recv_err = errno;
