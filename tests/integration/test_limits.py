@@ -406,6 +406,37 @@ def sysconf_shows_limit(ctx):
     expect_eq(total, host, "SC_PHYS_PAGES with a limit above the host RAM")
 
 
+CAPS = r"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+class Hdr(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class Data(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+hdr = Hdr(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+data = (Data * 2)()
+r = libc.capget(ctypes.byref(hdr), data)
+print(json.dumps({"r": r, "caps": [getattr(d, f) for d in data for f in
+                  ("effective", "permitted", "inheritable")],
+                  "nnp": libc.prctl(39, 0, 0, 0, 0),  # PR_GET_NO_NEW_PRIVS
+                  "uid": os.getuid(), "euid": os.geteuid()}))
+"""
+
+
+def no_capabilities(ctx):
+    # Whether pyvisor is started as root or not, the program holds no
+    # capability, cannot gain one (no_new_privs) and is not uid 0.
+    work = ctx.tmpdir()
+    script = ctx.script(work, "caps.py", CAPS)
+    run = ctx.run_json([script])
+    pvtest.expect_status(run, "ok", 0)
+    got = pvtest.inner_report(run)
+    expect_eq((got["r"], got["caps"], got["nnp"]), (0, [0] * 6, 1),
+              "capget and no_new_privs inside")
+    expect(got["uid"] != 0 and got["euid"] != 0, f"uid inside: {got}")
+
+
 def bad_values(ctx):
     work = ctx.tmpdir()
     script = ctx.script(work, "p.py", "print(1)\n")
@@ -430,4 +461,4 @@ if __name__ == "__main__":
     pvtest.main([limits_shape, defaults, heap_bomb, numpy_bomb,
                  memory_whole_run, memfd_bomb, cpu_burn, cpu_whole_run, fork_bomb,
                  thread_bomb, fd_exhaustion, disk_fill, output_flood,
-                 sysconf_shows_limit, bad_values, help_mentions_limits])
+                 sysconf_shows_limit, no_capabilities, bad_values, help_mentions_limits])
