@@ -72,6 +72,8 @@ static void accounting(void **state)
 	pid_t pid;
 
 	limits_defaults(&cfg.limits);
+	/* The grandchild is reparented to us when its parent dies: reap it. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	assert_int_equal(pipe(p), 0);
 	pid = holder(40, 24, p[1]);
 	assert_true(pid > 0);
