@@ -68,6 +68,20 @@ struct limits_state {
 	ino_t memfd_seen[4096];	/* memfd inodes counted in the current sample */
 };
 
+void limits_supervisor_prepare(void)
+{
+	struct rlimit nofile;
+
+	/* Every workspace file is a memfd the supervisor holds, and artifacts
+	 * are collected with one more fd each: a soft limit of 1024 (the
+	 * usual default) would cap the workspace at about a thousand files.
+	 * The sandbox gets its own, explicit RLIMIT_NOFILE from the loader. */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+}
+
 void limits_defaults(struct sentry_limits *l)
 {
 	l->memory_bytes = DEFAULT_MEMORY;

@@ -436,6 +436,7 @@ static int cmd_run(int argc, char **argv)
 	bool root = geteuid() == 0, want_landlock = false;
 
 	parse_run(argc, argv, &o);
+	limits_supervisor_prepare();
 	/* Invariant 8: never run weaker than asked; probe by trying. */
 	if (doctor_require(o.require, o.nrequire, &err) < 0)
 		die("%s", err.msg);

@@ -303,6 +303,11 @@ uint64_t sentry_now_ns(void);
  * Limits and accounting (sentry/limits.c, docs/limits.md).
  */
 
+/* limits_supervisor_prepare - raise the supervisor's own soft
+ * RLIMIT_NOFILE to its hard limit (the view holds one fd per in-memory
+ * file).  Best effort: failures leave the limit as it was. */
+void limits_supervisor_prepare(void);
+
 /* limits_defaults - fill @l with the defaults of `pyvisor run` (the
  * numbers are in docs/limits.md). */
 void limits_defaults(struct sentry_limits *l);

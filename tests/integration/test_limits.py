@@ -5,6 +5,7 @@ affected, and a program within the limit (the benign twin) runs normally."""
 
 import json
 import os
+import shutil
 
 import pvtest
 from pvtest import expect, expect_eq
@@ -437,6 +438,30 @@ def no_capabilities(ctx):
     expect(got["uid"] != 0 and got["euid"] != 0, f"uid inside: {got}")
 
 
+def many_files(ctx):
+    # The view holds one fd per in-memory file: pyvisor raises its own soft
+    # fd limit, so a workspace of thousands of files works even when
+    # started with the usual soft limit of 1024; the sandbox keeps its own.
+    prlimit = shutil.which("prlimit")
+    if not prlimit:
+        raise pvtest.Skip("prlimit (util-linux) not found")
+    work = ctx.tmpdir()
+    script = ctx.script(work, "many.py", "import os\n"
+                        "for i in range(3000):\n"
+                        "    with open('/workspace/f%04d' % i, 'w') as f:\n"
+                        "        f.write('x')\n"
+                        "print('made', len(os.listdir('/workspace')))\n")
+    run = ctx.run_raw([prlimit, "--nofile=1024:", ctx.pyvisor, "run",
+                       "--json", script])
+    expect_eq(run.returncode, 0, f"exit status; stderr {run.stderr[-300:]!r}")
+    result = json.loads(run.stdout)
+    expect_eq((result["status"], result["stdout"]), ("ok", "made 3001\n"),
+              "3000 files in the workspace")
+    expect_eq(len(result["artifacts"]), 3000, "artifacts")
+    expect_eq(result["limits"]["open_files"]["limit"], 1024,
+              "the sandbox's own fd limit")
+
+
 def bad_values(ctx):
     work = ctx.tmpdir()
     script = ctx.script(work, "p.py", "print(1)\n")
@@ -461,4 +486,5 @@ if __name__ == "__main__":
     pvtest.main([limits_shape, defaults, heap_bomb, numpy_bomb,
                  memory_whole_run, memfd_bomb, cpu_burn, cpu_whole_run, fork_bomb,
                  thread_bomb, fd_exhaustion, disk_fill, output_flood,
-                 sysconf_shows_limit, no_capabilities, bad_values, help_mentions_limits])
+                 sysconf_shows_limit, no_capabilities, many_files,
+                 bad_values, help_mentions_limits])
