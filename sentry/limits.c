@@ -66,7 +66,12 @@ struct limits_state {
 	struct proc_row *rows;
 	size_t cap;
 	ino_t memfd_seen[4096];	/* memfd inodes counted in the current sample */
+	unsigned int failures;	/* samples in a row that could not read /proc */
 };
+
+/* Samples in a row that may fail before the run is ended (fail closed:
+ * a run the supervisor cannot account for does not go on). */
+#define MAX_FAILED_SAMPLES 3
 
 void limits_supervisor_prepare(void)
 {
@@ -245,8 +250,13 @@ enum sentry_status limits_sample(struct sentry *s)
 	if (!st)
 		return SENTRY_STATUS_OK;
 	d = opendir("/proc");
-	if (!d)
-		return SENTRY_STATUS_OK;
+	if (!d) {
+		/* EMFILE, ENOMEM: the sandbox may be exhausting our fds to
+		 * blind the accounting. */
+		return ++st->failures >= MAX_FAILED_SAMPLES ? SENTRY_STATUS_KILLED
+							    : SENTRY_STATUS_OK;
+	}
+	st->failures = 0;
 	while ((de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);

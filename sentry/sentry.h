@@ -324,7 +324,9 @@ int limits_start(struct sentry *s);
  * supervisor (one pass over /proc: stat, status, fd), update
  * s->outcome->usage, and return the status the run must end with because a
  * whole-run limit was crossed (SENTRY_STATUS_MEMORY_LIMIT or
- * SENTRY_STATUS_CPU_LIMIT), or SENTRY_STATUS_OK when within limits.
+ * SENTRY_STATUS_CPU_LIMIT), SENTRY_STATUS_KILLED when the run could not be
+ * accounted for in three samples in a row (fail closed), or
+ * SENTRY_STATUS_OK when within limits.
  * Sources: proc(5) /proc/PID/stat (utime, stime, cutime, cstime,
  * num_threads), /proc/PID/status (RssAnon, RssShmem), /proc/PID/fd;
  * getrusage(2) RUSAGE_CHILDREN for the processes already reaped.
