@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,6 +141,36 @@ static void cpu_verdict(void **state)
 	assert_true(o.usage.cpu_ms >= 200);
 }
 
+/* A supervisor out of fds cannot read /proc: after three failed samples
+ * the verdict ends the run instead of going on unaccounted. */
+static void fails_closed(void **state)
+{
+	struct sentry_config cfg = { .timeout_s = 10 };
+	struct sentry_outcome o = { 0 };
+	struct sentry s = { .cfg = &cfg, .outcome = &o };
+	struct rlimit saved, low;
+	int fds[512], n = 0;
+
+	limits_defaults(&cfg.limits);
+	assert_int_equal(limits_start(&s), 0);
+	assert_int_equal(limits_sample(&s), SENTRY_STATUS_OK);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < (int)PV_ARRAY_SIZE(fds) && (fds[n] = dup(0)) >= 0)
+		n++;
+	assert_int_equal(errno, EMFILE);
+	assert_int_equal(limits_sample(&s), SENTRY_STATUS_OK);
+	assert_int_equal(limits_sample(&s), SENTRY_STATUS_OK);
+	assert_int_equal(limits_sample(&s), SENTRY_STATUS_KILLED);
+	while (n > 0)
+		close(fds[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(limits_sample(&s), SENTRY_STATUS_OK);
+	limits_stop(&s);
+}
+
 static void result_object(void **state)
 {
 	struct sentry_config cfg = { .timeout_s = 1.5, .max_output = 1000 };
@@ -175,6 +206,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(accounting),
 		cmocka_unit_test(cpu_verdict),
+		cmocka_unit_test(fails_closed),
 		cmocka_unit_test(result_object),
 	};
 
