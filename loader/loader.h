@@ -83,7 +83,8 @@ int loader_status_read(int status_fd, struct pv_error *err);
 /*
  * loader_rlimits_apply - set the per-task rlimits of @l on the calling
  * process (the loader child, after dropping privileges and before exec;
- * async-signal-safe): RLIMIT_AS and RLIMIT_DATA = memory_bytes,
+ * async-signal-safe): RLIMIT_DATA = memory_bytes (RLIMIT_AS is left
+ * alone: it would count reserved address space, see loader/rlimit.c),
  * RLIMIT_CPU = cpu_ms rounded up to seconds (hard limit one second more),
  * RLIMIT_NPROC = max_procs, RLIMIT_NOFILE = max_open_files, RLIMIT_FSIZE =
  * max_file_size.  Zero fields are left alone; a value above the inherited

@@ -2,7 +2,7 @@
  * rlimit.c - the per-task half of the run's resource limits (see loader.h
  * and sentry/limits.c for the whole-run half).
  *
- * Sources: setrlimit(2) / getrlimit(2) (RLIMIT_AS, RLIMIT_DATA, RLIMIT_CPU,
+ * Sources: setrlimit(2) / getrlimit(2) (RLIMIT_DATA, RLIMIT_CPU,
  * RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_FSIZE), signal(7) (SIGXCPU, SIGXFSZ).
  */
 #include "loader.h"
@@ -33,11 +33,14 @@ int loader_rlimits_apply(const struct sentry_limits *l)
 {
 	int r = 0;
 
-	if (l->memory_bytes) {
-		r = set_both(RLIMIT_AS, (rlim_t)l->memory_bytes);
-		if (r == 0)
-			r = set_both(RLIMIT_DATA, (rlim_t)l->memory_bytes);
-	}
+	/* RLIMIT_DATA, not RLIMIT_AS: RLIMIT_DATA counts the private writable
+	 * mappings (heap, anonymous memory, thread stacks), so a big malloc or
+	 * numpy array fails with ENOMEM -> MemoryError; RLIMIT_AS would also
+	 * count address space that is only reserved (glibc reserves 64 MiB
+	 * PROT_NONE per malloc arena), and under --memory 512 a Python
+	 * process could start only 14 threads instead of 62. */
+	if (l->memory_bytes)
+		r = set_both(RLIMIT_DATA, (rlim_t)l->memory_bytes);
 	if (r == 0 && l->cpu_ms) {
 		/* Soft limit: SIGXCPU at the limit (whole seconds, rounded up);
 		 * hard limit one second later: SIGKILL, should the program

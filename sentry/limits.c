@@ -4,8 +4,8 @@
  *
  * Two layers, both outside the sandbox (DESIGN.md invariant 7):
  *
- *  - the kernel, per task: the loader sets RLIMIT_AS and RLIMIT_DATA (so an
- *    allocation fails inside and Python raises MemoryError), RLIMIT_CPU
+ *  - the kernel, per task: the loader sets RLIMIT_DATA (so an allocation
+ *    fails inside and Python raises MemoryError), RLIMIT_CPU
  *    (SIGXCPU, then SIGKILL one second later), RLIMIT_NPROC (fork/clone
  *    fail with EAGAIN), RLIMIT_NOFILE (EMFILE, also for fds the sentry
  *    injects: the ADDFD is completed by the target task against its own

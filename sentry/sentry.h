@@ -63,7 +63,7 @@ enum sentry_status {
  * run when a whole-run limit is crossed.
  */
 struct sentry_limits {
-	uint64_t memory_bytes;	/* --memory: RLIMIT_AS + RLIMIT_DATA per task, run total */
+	uint64_t memory_bytes;	/* --memory: RLIMIT_DATA per task, run total */
 	uint64_t cpu_ms;	/* --cpu-seconds: RLIMIT_CPU per process, run total */
 	uint64_t max_procs;	/* --max-procs: tasks (threads count), RLIMIT_NPROC */
 	uint64_t max_open_files;	/* --max-open-files: RLIMIT_NOFILE per process */

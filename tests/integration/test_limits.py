@@ -203,7 +203,7 @@ def defaults(ctx):
     work = ctx.tmpdir()
     script = ctx.script(work, "p.py", "import resource, json\n"
                         "print(json.dumps([resource.getrlimit(r) for r in ("
-                        "resource.RLIMIT_AS, resource.RLIMIT_CPU, "
+                        "resource.RLIMIT_DATA, resource.RLIMIT_CPU, "
                         "resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE, "
                         "resource.RLIMIT_FSIZE)]))\n")
     run = ctx.run_json([script])
@@ -326,6 +326,18 @@ def fork_bomb(ctx):
     pvtest.expect_status(run, "ok", 0)
     expect_eq(pvtest.inner_report(run), {"made": 10, "errno": None},
               "10 forks under --max-procs 64")
+
+
+def threads_within_memory(ctx):
+    # The benign twin of the memory limit: reserved address space (thread
+    # stacks not yet touched, malloc arenas) is not what --memory limits, so
+    # a thread pool still starts under a small limit.
+    work = ctx.tmpdir()
+    script = ctx.script(work, "threads.py", THREADS)
+    run = ctx.run_json(["--memory", "512", script], timeout=90)
+    pvtest.expect_status(run, "ok", 0)
+    got = pvtest.inner_report(run)
+    expect(got["started"] >= 48, f"threads under --memory 512: {got}")
 
 
 def thread_bomb(ctx):
@@ -485,6 +497,6 @@ def help_mentions_limits(ctx):
 if __name__ == "__main__":
     pvtest.main([limits_shape, defaults, heap_bomb, numpy_bomb,
                  memory_whole_run, memfd_bomb, cpu_burn, cpu_whole_run, fork_bomb,
-                 thread_bomb, fd_exhaustion, disk_fill, output_flood,
+                 thread_bomb, threads_within_memory, fd_exhaustion, disk_fill, output_flood,
                  sysconf_shows_limit, no_capabilities, many_files,
                  bad_values, help_mentions_limits])

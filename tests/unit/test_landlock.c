@@ -124,9 +124,11 @@ static void rlimits_applied(void **state)
 
 		if (loader_rlimits_apply(&l) < 0)
 			_exit(1);
-		if (getrlimit(RLIMIT_AS, &r) < 0 || r.rlim_cur != (64 << 20))
+		if (getrlimit(RLIMIT_DATA, &r) < 0 || r.rlim_cur != (64 << 20) ||
+		    r.rlim_max != (64 << 20))
 			_exit(2);
-		if (getrlimit(RLIMIT_DATA, &r) < 0 || r.rlim_max != (64 << 20))
+		/* Reserved address space is not limited (loader/rlimit.c). */
+		if (getrlimit(RLIMIT_AS, &r) < 0 || r.rlim_cur != RLIM_INFINITY)
 			_exit(3);
 		if (getrlimit(RLIMIT_CPU, &r) < 0 || r.rlim_cur != 2 || r.rlim_max != 3)
 			_exit(4);
@@ -140,7 +142,7 @@ static void rlimits_applied(void **state)
 		l.max_open_files = 1000;
 		l.memory_bytes = 0;
 		if (loader_rlimits_apply(&l) < 0 || getrlimit(RLIMIT_NOFILE, &r) < 0 ||
-		    r.rlim_cur != 33 || getrlimit(RLIMIT_AS, &r) < 0 || r.rlim_cur != (64 << 20))
+		    r.rlim_cur != 33 || getrlimit(RLIMIT_DATA, &r) < 0 || r.rlim_cur != (64 << 20))
 			_exit(8);
 		_exit(0);
 	}
