@@ -322,10 +322,10 @@ def fork_bomb(ctx):
     expect(limit_entry(run, "tasks")["peak"] <= 16,
            f"tasks peak {run.result['limits']['tasks']}")
     # Twin: 10 children fit.
-    run = ctx.run_json(["--max-procs", "64", script, "10"], timeout=90)
+    run = ctx.run_json(["--max-procs", "128", script, "10"], timeout=90)
     pvtest.expect_status(run, "ok", 0)
     expect_eq(pvtest.inner_report(run), {"made": 10, "errno": None},
-              "10 forks under --max-procs 64")
+              "10 forks under --max-procs 128")
 
 
 def threads_within_memory(ctx):
