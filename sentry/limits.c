@@ -20,8 +20,9 @@
  * Memory counted for the run: RssAnon + RssShmem of /proc/PID/status of
  * each process (anonymous and shared-memory pages it has mapped; page cache
  * of host files it reads is not counted), plus the blocks of every memfd
- * some process of the run holds open (once per file): bytes written to a
- * memfd that nobody maps appear in no RSS.  Copy-on-write pages shared
+ * some process of the run holds open, or the supervisor holds for the
+ * view's in-memory files (once per file): bytes written to a memfd that
+ * nobody maps appear in no RSS, and the workspace lives in memory.  Copy-on-write pages shared
  * after fork, and memfds both held and mapped, are counted more than once,
  * which over-counts, never under-counts (docs/limits.md states the exact
  * guarantee).
@@ -40,6 +41,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,13 +67,17 @@ struct limits_state {
 	long ticks_per_s;
 	struct proc_row *rows;
 	size_t cap;
-	ino_t memfd_seen[4096];	/* memfd inodes counted in the current sample */
+	ino_t *memfd_seen;	/* memfd inodes counted in the current sample */
+	dev_t shm_dev;		/* st_dev of every memfd (the kernel's internal shm mount) */
+	bool shm_dev_known;
 	unsigned int failures;	/* samples in a row that could not read /proc */
 };
 
 /* Samples in a row that may fail before the run is ended (fail closed:
  * a run the supervisor cannot account for does not go on). */
 #define MAX_FAILED_SAMPLES 3
+/* Slots of the memfd inode set (a power of two). */
+#define MEMFD_SLOTS 65536
 
 void limits_supervisor_prepare(void)
 {
@@ -109,9 +115,23 @@ static uint64_t children_cpu_ms(void)
 int limits_start(struct sentry *s)
 {
 	struct limits_state *st = calloc(1, sizeof(*st));
+	_cleanup_close_ int probe = -1;
+	struct stat sb;
 
 	if (!st)
 		return -ENOMEM;
+	st->memfd_seen = calloc(MEMFD_SLOTS, sizeof(*st->memfd_seen));
+	if (!st->memfd_seen) {
+		free(st);
+		return -ENOMEM;
+	}
+	/* Every memfd lives on the kernel's internal shm mount: learn its
+	 * device number from one of our own, by trying. */
+	probe = memfd_create("pyvisor-limits", MFD_CLOEXEC);
+	if (probe >= 0 && fstat(probe, &sb) == 0) {
+		st->shm_dev = sb.st_dev;
+		st->shm_dev_known = true;
+	}
 	st->children_base_ms = children_cpu_ms();
 	st->ticks_per_s = sysconf(_SC_CLK_TCK);
 	if (st->ticks_per_s <= 0)
@@ -189,7 +209,7 @@ static uint64_t proc_memory(pid_t pid)
  * there already. */
 static bool memfd_first_seen(struct limits_state *st, ino_t ino)
 {
-	size_t mask = PV_ARRAY_SIZE(st->memfd_seen) - 1, h = (size_t)ino * 0x9e3779b97f4a7c15ULL;
+	size_t mask = MEMFD_SLOTS - 1, h = (size_t)ino * 0x9e3779b97f4a7c15ULL;
 
 	for (size_t i = 0; i <= mask; i++) {
 		size_t k = (h + i) & mask;
@@ -204,31 +224,29 @@ static bool memfd_first_seen(struct limits_state *st, ino_t ino)
 	return true; /* set full: count it (over-count, never under-count) */
 }
 
-/* Count the open fds of @pid, and add to *@memfd_bytes the memory held by
- * memfds among them (each file once per sample, whoever holds it): bytes
- * written to a memfd that no process maps are in no RSS figure. */
-static uint64_t proc_fds(struct limits_state *st, pid_t pid, uint64_t *memfd_bytes)
+/* Count the open fds in @fd_dir (/proc/PID/fd), and add to *@memfd_bytes
+ * the memory held by memfds among them (each file once per sample,
+ * whoever holds it): bytes written to a memfd that no process maps are in
+ * no RSS figure.  A memfd is recognised by its device (the internal shm
+ * mount), not by its name, which the sandbox chooses. */
+static uint64_t proc_fds(struct limits_state *st, const char *fd_dir, uint64_t *memfd_bytes)
 {
-	char path[64], target[64];
 	struct dirent *de;
 	uint64_t n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
+	d = opendir(fd_dir);
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
 		struct stat sb;
-		ssize_t len;
 
 		if (de->d_name[0] == '.')
 			continue;
 		n++;
-		len = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
-		if (len < 7 || memcmp(target, "/memfd:", 7))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &sb, 0) == 0 && memfd_first_seen(st, sb.st_ino))
+		if (st->shm_dev_known && fstatat(dirfd(d), de->d_name, &sb, 0) == 0 &&
+		    sb.st_dev == st->shm_dev && S_ISREG(sb.st_mode) &&
+		    memfd_first_seen(st, sb.st_ino))
 			*memfd_bytes += (uint64_t)sb.st_blocks * 512;
 	}
 	closedir(d);
@@ -299,8 +317,12 @@ enum sentry_status limits_sample(struct sentry *s)
 		}
 	} while (grew);
 
-	memset(st->memfd_seen, 0, sizeof(st->memfd_seen));
+	memset(st->memfd_seen, 0, MEMFD_SLOTS * sizeof(*st->memfd_seen));
+	/* The view's in-memory files (workspace, /tmp, home) are memfds the
+	 * supervisor holds: what the sandbox stored there is its memory too. */
+	proc_fds(st, "/proc/self/fd", &mem);
 	for (size_t i = 0; i < n; i++) {
+		char fd_dir[64];
 		uint64_t fds;
 
 		if (!st->rows[i].mark)
@@ -308,7 +330,8 @@ enum sentry_status limits_sample(struct sentry *s)
 		mem += proc_memory(st->rows[i].pid);
 		tasks += st->rows[i].threads;
 		ticks += st->rows[i].cpu_ticks;
-		fds = proc_fds(st, st->rows[i].pid, &mem);
+		snprintf(fd_dir, sizeof(fd_dir), "/proc/%d/fd", st->rows[i].pid);
+		fds = proc_fds(st, fd_dir, &mem);
 		if (fds > fds_max)
 			fds_max = fds;
 	}
@@ -334,14 +357,23 @@ enum sentry_status limits_sample(struct sentry *s)
 	return SENTRY_STATUS_OK;
 }
 
-void limits_stop(struct sentry *s)
+enum sentry_status limits_stop(struct sentry *s)
 {
 	struct limits_state *st = s->limits;
+	enum sentry_status verdict = SENTRY_STATUS_OK;
+	uint64_t cpu, view = 0;
 	struct rusage ru;
-	uint64_t cpu;
 
 	if (!st)
-		return;
+		return SENTRY_STATUS_OK;
+	/* What the run left in the view's memory: a burst of writes at the
+	 * end of a run can fall between two samples. */
+	memset(st->memfd_seen, 0, MEMFD_SLOTS * sizeof(*st->memfd_seen));
+	proc_fds(st, "/proc/self/fd", &view);
+	if (view > s->outcome->usage.memory_peak)
+		s->outcome->usage.memory_peak = view;
+	if (s->cfg->limits.memory_bytes && view > s->cfg->limits.memory_bytes)
+		verdict = SENTRY_STATUS_MEMORY_LIMIT;
 	/* Every process is gone and reaped: RUSAGE_CHILDREN holds them all. */
 	cpu = children_cpu_ms() - st->children_base_ms;
 	if (cpu > s->outcome->usage.cpu_ms)
@@ -352,8 +384,10 @@ void limits_stop(struct sentry *s)
 	    (uint64_t)ru.ru_maxrss * 1024 > s->outcome->usage.memory_peak)
 		s->outcome->usage.memory_peak = (uint64_t)ru.ru_maxrss * 1024;
 	free(st->rows);
+	free(st->memfd_seen);
 	free(st);
 	s->limits = NULL;
+	return verdict;
 }
 
 uint64_t limits_memory_total(const struct sentry *s)

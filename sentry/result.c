@@ -311,7 +311,8 @@ json_t *result_json(const struct sentry_outcome *o, const struct result_artifact
 	}
 	json_object_set_new(res, "status", json_string(limits_status_name(o->status)));
 	json_object_set_new(res, "exit_code", exited ? json_integer(o->exit_code) : json_null());
-	json_object_set_new(res, "signal", !exited ? json_integer(o->signal) : json_null());
+	json_object_set_new(res, "signal",
+			    !exited && o->signal ? json_integer(o->signal) : json_null());
 	json_object_set_new(res, "stdout", bytes_to_json(o->out.data, o->out.len));
 	json_object_set_new(res, "stderr", bytes_to_json(o->err.data, o->err.len));
 	json_object_set_new(res, "stdout_truncated", json_boolean(o->out.truncated));

@@ -333,9 +333,13 @@ int limits_start(struct sentry *s);
  */
 enum sentry_status limits_sample(struct sentry *s);
 
-/* limits_stop - final sample (CPU of the reaped processes) and release
- * s->limits.  Safe when limits_start was not called. */
-void limits_stop(struct sentry *s);
+/* limits_stop - final accounting once every process is gone (CPU of the
+ * reaped processes; the view's in-memory files, which a burst of writes at
+ * the end of a run may have grown between two samples) and release
+ * s->limits.  Returns SENTRY_STATUS_MEMORY_LIMIT when the view alone holds
+ * more than the memory limit, else SENTRY_STATUS_OK.  Safe when
+ * limits_start was not called. */
+enum sentry_status limits_stop(struct sentry *s);
 
 /*
  * limits_memory_total - the memory limit of the run of @s in bytes (0:

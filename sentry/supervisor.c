@@ -50,6 +50,7 @@ struct loop {
 	struct loader_child child;
 	int sfd, tfd, sample_fd;
 	enum sentry_status limit_hit;	/* a whole-run limit ended the run, or OK */
+	bool limit_after_end;	/* ... found only by the final accounting */
 	bool main_exited, timed_out, interrupted;
 	bool main_waited;	/* wait_status holds the first process's status */
 	int wait_status, stop_signal;
@@ -237,7 +238,7 @@ static void finish_outcome(struct loop *l)
 		o->duration_ms = (sentry_now_ns() - l->s->start_ns) / 1000000;
 	if (l->limit_hit != SENTRY_STATUS_OK) {
 		o->status = l->limit_hit;
-		o->signal = SIGKILL;
+		o->signal = l->limit_after_end ? 0 : SIGKILL;
 	} else if (l->timed_out) {
 		o->status = SENTRY_STATUS_TIMEOUT;
 		o->signal = SIGKILL;
@@ -453,7 +454,16 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 		l.main_exited = true;
 	}
 	drain(&l, &out_eof, &err_eof);
-	limits_stop(&s);
+	{
+		enum sentry_status last = limits_stop(&s);
+
+		if (l.limit_hit == SENTRY_STATUS_OK && last != SENTRY_STATUS_OK) {
+			/* Over the limit after the program ended: it was not
+			 * killed for it, so no signal is reported. */
+			l.limit_hit = last;
+			l.limit_after_end = true;
+		}
+	}
 	finish_outcome(&l);
 
 out:

@@ -282,6 +282,33 @@ def memfd_bomb(ctx):
     expect(peak >= 40 * MIB, f"memfd bytes not counted: peak {peak}")
 
 
+WORKSPACE_FILL = r"""
+import sys
+n = int(sys.argv[1])
+for i in range(n):
+    with open("/workspace/blob%d" % i, "wb") as f:
+        f.write(b"w" * (10 << 20))
+print("wrote", n * 10, "MiB")
+"""
+
+
+def workspace_fill(ctx):
+    # The workspace lives in memory (memfds the supervisor holds): files
+    # written and closed count toward --memory, even when the program is
+    # done before the next sample.
+    work = ctx.tmpdir()
+    script = ctx.script(work, "fill.py", WORKSPACE_FILL)
+    run = ctx.run_json(["--memory", "256", script, "30"], timeout=90)
+    pvtest.expect_status(run, "memory_limit", 137)
+    expect(limit_entry(run, "memory_bytes")["peak"] > 256 * MIB,
+           f"memory peak {run.result['limits']['memory_bytes']}")
+    run = ctx.run_json(["--memory", "256", script, "10"], timeout=90)
+    pvtest.expect_status(run, "ok", 0)
+    expect_eq(len(run.result["artifacts"]), 10, "artifacts of 100 MiB")
+    expect(limit_entry(run, "memory_bytes")["peak"] >= 100 * MIB,
+           f"workspace bytes not counted: {run.result['limits']}")
+
+
 def cpu_burn(ctx):
     work = ctx.tmpdir()
     script = ctx.script(work, "burn.py", CPU_BURN)
@@ -496,7 +523,7 @@ def help_mentions_limits(ctx):
 
 if __name__ == "__main__":
     pvtest.main([limits_shape, defaults, heap_bomb, numpy_bomb,
-                 memory_whole_run, memfd_bomb, cpu_burn, cpu_whole_run, fork_bomb,
+                 memory_whole_run, memfd_bomb, workspace_fill, cpu_burn, cpu_whole_run, fork_bomb,
                  thread_bomb, threads_within_memory, fd_exhaustion, disk_fill, output_flood,
                  sysconf_shows_limit, no_capabilities, many_files,
                  bad_values, help_mentions_limits])

@@ -68,8 +68,8 @@ static void accounting(void **state)
 	struct sentry_config cfg = { .timeout_s = 10, .max_output = 100 };
 	struct sentry_outcome o = { 0 };
 	struct sentry s = { .cfg = &cfg, .outcome = &o };
-	int p[2];
-	char c;
+	char c, chunk[65536] = { 0 };
+	int p[2], view;
 	pid_t pid;
 
 	limits_defaults(&cfg.limits);
@@ -80,13 +80,20 @@ static void accounting(void **state)
 	assert_true(pid > 0);
 	assert_int_equal(read(p[0], &c, 1), 1);
 	assert_int_equal(limits_start(&s), 0);
+	/* A memfd of the supervisor itself, like the view's in-memory files. */
+	view = memfd_create("view-file", MFD_CLOEXEC);
+	assert_true(view >= 0);
+	assert_int_equal(ftruncate(view, 0), 0);
+	for (int i = 0; i < 8 * 16; i++)
+		assert_int_equal(write(view, chunk, sizeof(chunk)), sizeof(chunk));
 
 	assert_int_equal(limits_sample(&s), SENTRY_STATUS_OK);
 	/* 40 MiB anonymous + 24 MiB memfd counted once although three fds in
-	 * two processes hold it; the fork shares the 40 MiB copy-on-write and
-	 * is counted again (over-count, never under-count). */
-	assert_true(o.usage.memory_now >= 64 * MIB);
-	assert_true(o.usage.memory_now < 64 * MIB + 40 * MIB + 32 * MIB);
+	 * two processes hold it + 8 MiB in our own memfd; the fork shares the
+	 * 40 MiB copy-on-write and is counted again (over-count, never
+	 * under-count). */
+	assert_true(o.usage.memory_now >= 72 * MIB);
+	assert_true(o.usage.memory_now < 72 * MIB + 40 * MIB + 32 * MIB);
 	assert_int_equal(o.usage.tasks_peak, 2);
 	assert_true(o.usage.fds_peak >= 5);
 	assert_int_equal(limits_memory_used(&s), o.usage.memory_now);
@@ -103,9 +110,12 @@ static void accounting(void **state)
 		;
 	close(p[0]);
 	close(p[1]);
-	limits_stop(&s);
+	/* Final accounting: the view (our memfd) alone is over 4 MiB. */
+	cfg.limits.memory_bytes = 4 * MIB;
+	assert_int_equal(limits_stop(&s), SENTRY_STATUS_MEMORY_LIMIT);
 	assert_null(s.limits);
-	assert_true(o.usage.memory_peak >= 64 * MIB);
+	assert_true(o.usage.memory_peak >= 72 * MIB);
+	close(view);
 }
 
 static void cpu_verdict(void **state)
