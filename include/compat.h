@@ -98,6 +98,29 @@
 #define OPEN_HOW_SIZE_VER0 24
 #endif
 
+/* include/uapi/linux/landlock.h (Linux 6.2 TRUNCATE = ABI 3, 6.10 IOCTL_DEV
+ * = ABI 5, 6.12 scopes = ABI 6).  Debian 12's header stops at ABI 2. */
+#include <linux/types.h>
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+/* struct landlock_ruleset_attr as of ABI 6; older kernels accept the
+ * larger size when the fields they do not know are zero. */
+struct pv_landlock_ruleset_attr {
+	__u64 handled_access_fs;
+	__u64 handled_access_net;
+	__u64 scoped;
+};
+
 /* Highest syscall number the dispatch table covers (exclusive). */
 #define PV_SYSCALL_MAX 512
 

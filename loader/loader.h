@@ -102,4 +102,46 @@ int loader_netns_probe(struct pv_error *err);
 /* loader_netns_inode - the inode of /proc/@pid/ns/net, or 0 if unreadable. */
 ino_t loader_netns_inode(pid_t pid);
 
+/*
+ * loader_rlimits_apply - set the per-task rlimits of @l on the calling
+ * process (the loader child, after dropping privileges and before exec;
+ * async-signal-safe): RLIMIT_DATA = memory_bytes (RLIMIT_AS is left
+ * alone: it would count reserved address space, see loader/rlimit.c),
+ * RLIMIT_CPU = cpu_ms rounded up to seconds (hard limit one second more),
+ * RLIMIT_NPROC = max_procs, RLIMIT_NOFILE = max_open_files, RLIMIT_FSIZE =
+ * max_file_size.  Zero fields are left alone; a value above the inherited
+ * hard limit is lowered to it.  Returns 0 or -errno of the first failure.
+ */
+struct sentry_limits;
+int loader_rlimits_apply(const struct sentry_limits *l);
+
+/*
+ * loader_landlock_build - create the Landlock ruleset for the sandboxed
+ * tasks (loader/landlock.c): every filesystem access right this kernel's
+ * Landlock ABI knows is handled, and only READ_FILE | EXECUTE on
+ * @exec_path, on its ELF interpreter and, for a "#!" script, on the script's
+ * interpreter and its ELF interpreter is granted, so that the kernel's
+ * own execve of the loader works and nothing else is opened by path from
+ * inside (the sentry opens files itself and injects the fds, which carry
+ * all rights).  On ABI 6 and later, signals and abstract unix sockets are
+ * scoped to the sandbox too.  Returns the ruleset fd (O_CLOEXEC, owned by
+ * the caller), -EOPNOTSUPP when Landlock is unavailable, or another -errno
+ * with @err set.  *@abi receives the ABI version (0 when unavailable).
+ */
+int loader_landlock_build(const char *exec_path, int *abi, struct pv_error *err);
+
+/*
+ * loader_landlock_apply - restrict the calling process (the loader child)
+ * with @ruleset_fd; sets no_new_privs first (landlock_restrict_self(2)
+ * requires it).  Async-signal-safe.  Returns 0 or -errno.
+ */
+int loader_landlock_apply(int ruleset_fd);
+
+/*
+ * loader_landlock_abi - the Landlock ABI version of the running kernel,
+ * probed with landlock_create_ruleset(NULL, 0, VERSION); 0 when Landlock
+ * is not built in or disabled.
+ */
+int loader_landlock_abi(void);
+
 #endif

@@ -32,6 +32,8 @@ enum loader_step {
 	STEP_NNP,
 	STEP_SECCOMP,
 	STEP_HANDOFF,
+	STEP_LIMITS,
+	STEP_LANDLOCK,
 	STEP_EXEC,
 };
 
@@ -44,6 +46,8 @@ static const char *const step_names[] = {
 	[STEP_NNP] = "no_new_privs",
 	[STEP_SECCOMP] = "installing the seccomp filter",
 	[STEP_HANDOFF] = "handing the listener to the supervisor",
+	[STEP_LIMITS] = "setting the resource limits",
+	[STEP_LANDLOCK] = "applying the Landlock ruleset",
 	[STEP_EXEC] = "executing the program",
 };
 
@@ -55,6 +59,7 @@ struct status_msg {
 /* Fixed fd numbers in the child while it prepares. */
 #define CHILD_STATUS_FD 3
 #define CHILD_ACK_FD 4
+#define CHILD_LANDLOCK_FD 5	/* the Landlock ruleset until applied, when there is one */
 
 static _Noreturn void child_fail(int step, int e)
 {
@@ -76,7 +81,7 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 	struct rlimit core = { 0, 0 };
 	unsigned long flags;
 	char ack;
-	int lfd, nullfd;
+	int lfd, nullfd, landlock_fd = -1;
 
 	if (setsid() < 0)
 		child_fail(STEP_SESSION, errno);
@@ -91,6 +96,8 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 	ack_r = fcntl(ack_r, F_DUPFD, 10);
 	out_w = fcntl(out_w, F_DUPFD, 10);
 	err_w = fcntl(err_w, F_DUPFD, 10);
+	if (cfg->landlock)
+		landlock_fd = fcntl(cfg->landlock_fd, F_DUPFD, 10);
 	if (status_w < 0 || ack_r < 0 || out_w < 0 || err_w < 0 || dup2(out_w, 1) < 0 ||
 	    dup2(err_w, 2) < 0 || dup2(status_w, CHILD_STATUS_FD) < 0 ||
 	    dup2(ack_r, CHILD_ACK_FD) < 0)
@@ -100,7 +107,10 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 		if (nullfd < 0 || dup2(nullfd, 0) < 0)
 			child_fail(STEP_FDS, errno);
 	}
-	if (syscall(SYS_close_range, CHILD_ACK_FD + 1, ~0U, 0) < 0)
+	if (cfg->landlock && (landlock_fd < 0 || dup2(landlock_fd, CHILD_LANDLOCK_FD) < 0))
+		child_fail(STEP_FDS, errno);
+	if (syscall(SYS_close_range, cfg->landlock ? CHILD_LANDLOCK_FD + 1 : CHILD_ACK_FD + 1,
+		    ~0U, 0) < 0)
 		child_fail(STEP_FDS, errno);
 	if (fcntl(CHILD_STATUS_FD, F_SETFD, FD_CLOEXEC) < 0 ||
 	    fcntl(CHILD_ACK_FD, F_SETFD, FD_CLOEXEC) < 0)
@@ -127,9 +137,17 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 	}
 	if (geteuid() == 0 || getuid() == 0)
 		child_fail(STEP_CREDS, EPERM);
+	/* After the uid change: RLIMIT_NPROC then counts the sandbox uid. */
+	if (loader_rlimits_apply(&cfg->limits) < 0)
+		child_fail(STEP_LIMITS, errno);
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(STEP_NNP, errno);
+	if (cfg->landlock) {
+		if (loader_landlock_apply(CHILD_LANDLOCK_FD) < 0)
+			child_fail(STEP_LANDLOCK, errno);
+		close(CHILD_LANDLOCK_FD);
+	}
 
 	flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
 	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);

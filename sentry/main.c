@@ -3,6 +3,7 @@
  *
  *   pyvisor run [OPTIONS] SCRIPT.py [ARGS...]
  *   pyvisor run [OPTIONS] -- PROGRAM [ARGS...]
+ *   pyvisor doctor [--json]
  *
  * Exit status: the program's own; 128+N when it died of signal N; 124 on
  * timeout; 125 when pyvisor itself failed, with one line on stderr saying
@@ -26,6 +27,9 @@
 #define PYVISOR_VERSION "0.1.0"
 #define EXIT_PYVISOR 125
 #define EXIT_TIMEOUT 124
+#define EXIT_CPU_LIMIT (128 + SIGXCPU)
+#define EXIT_MEMORY_LIMIT (128 + SIGKILL)
+#define MAX_REQUIRE 16
 #define SANDBOX_PYTHON "/usr/bin/python3"
 #define SANDBOX_ID_DEFAULT 65534
 
@@ -46,6 +50,9 @@ struct run_opts {
 	struct net_policy net;	/* --allow-net, --allow-host, budgets */
 	char **rest;	/* SCRIPT ARGS... or PROGRAM ARGS... */
 	int nrest;
+	struct sentry_limits limits;
+	const char *require[MAX_REQUIRE];	/* --require PROTECTION */
+	size_t nrequire;
 };
 
 static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -70,6 +77,7 @@ static void usage_main(FILE *f)
 	      "\n"
 	      "Commands:\n"
 	      "  run       run a Python script (or a program) in the sandbox\n"
+	      "  doctor    show what this machine can enforce (--json for machines)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -h, --help     show this help\n"
@@ -77,7 +85,9 @@ static void usage_main(FILE *f)
 	      "\n"
 	      "Run options (details: pyvisor run --help):\n"
 	      "  --input HOSTPATH[=NAME]  --output-dir DIR  --force  --timeout SECONDS\n"
-	      "  --max-output BYTES  --json  --audit-log FILE  --stdin\n",
+	      "  --max-output BYTES  --json  --audit-log FILE  --stdin  --memory MIB\n"
+	      "  --cpu-seconds S  --max-procs N  --max-open-files N  --max-file-size BYTES\n"
+	      "  --require PROTECTION\n",
 	      f);
 }
 
@@ -113,10 +123,24 @@ static void usage_run(FILE *f)
 	      "  --net-max-connections N       egress connections allowed per run\n"
 	      "  --net-max-bytes BYTES         egress bytes sent per run; connections end\n"
 	      "                                when it is exceeded\n"
+	      "Limits (docs/limits.md; the result's `limits` object shows use and peaks):\n"
+	      "  --memory MIB             memory of the whole sandbox (default 2048); an\n"
+	      "                           allocation beyond it fails inside (MemoryError), a\n"
+	      "                           run beyond it ends with status memory_limit\n"
+	      "  --cpu-seconds S          CPU time of the whole run (default 60): status\n"
+	      "                           cpu_limit\n"
+	      "  --max-procs N            tasks (processes and threads) at once (default 256):\n"
+	      "                           fork/clone fail with EAGAIN\n"
+	      "  --max-open-files N       fds per process (default 1024): EMFILE\n"
+	      "  --max-file-size BYTES    size of one file (default 1073741824; K, M, G\n"
+	      "                           suffixes): EFBIG\n"
+	      "  --require PROTECTION     refuse to run unless this machine can give it\n"
+	      "                           (landlock, userns, pidns, netns, ptrace, cgroup,\n"
+	      "                           ...: see pyvisor doctor); repeatable\n"
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Exit status: the program's own; 128+N if it died of signal N; 124 on timeout;\n"
-	      "125 if pyvisor itself failed.\n",
+	      "137 on memory_limit; 152 on cpu_limit; 125 if pyvisor itself failed.\n",
 	      f);
 }
 
@@ -154,11 +178,35 @@ static size_t parse_bytes(const char *s)
 	return (size_t)v;
 }
 
+/* A positive count for option @opt, at most @max; K/M/G (powers of 1024)
+ * when @suffixes. */
+static uint64_t parse_count(const char *opt, const char *s, uint64_t max, bool suffixes)
+{
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (suffixes && end != s && end[0] && !end[1]) {
+		switch (end[0]) {
+		case 'K': case 'k': mult = 1ULL << 10; end++; break;
+		case 'M': case 'm': mult = 1ULL << 20; end++; break;
+		case 'G': case 'g': mult = 1ULL << 30; end++; break;
+		}
+	}
+	if (errno || end == s || *end || s[0] == '-' || v == 0 || v > max / mult)
+		die("%s: '%s' is not a whole number between 1 and %llu", opt, s,
+		    (unsigned long long)max);
+	return (uint64_t)v * mult;
+}
+
 static void parse_run(int argc, char **argv, struct run_opts *o)
 {
 	enum { OPT_INPUT = 256, OPT_OUTPUT, OPT_FORCE, OPT_TIMEOUT, OPT_MAXOUT, OPT_JSON,
 	       OPT_AUDIT, OPT_STDIN, OPT_ALLOW_NET, OPT_ALLOW_HOST, OPT_NET_CONNS,
-	       OPT_NET_BYTES };
+	       OPT_NET_BYTES, OPT_MEMORY, OPT_CPU, OPT_PROCS, OPT_NOFILE, OPT_FSIZE,
+	       OPT_REQUIRE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT },
@@ -172,6 +220,12 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 		{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 		{ "net-max-connections", required_argument, NULL, OPT_NET_CONNS },
 		{ "net-max-bytes", required_argument, NULL, OPT_NET_BYTES },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
+		{ "cpu-seconds", required_argument, NULL, OPT_CPU },
+		{ "max-procs", required_argument, NULL, OPT_PROCS },
+		{ "max-open-files", required_argument, NULL, OPT_NOFILE },
+		{ "max-file-size", required_argument, NULL, OPT_FSIZE },
+		{ "require", required_argument, NULL, OPT_REQUIRE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -179,6 +233,7 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 
 	o->timeout_s = 60;
 	o->max_output = 1 << 20;
+	limits_defaults(&o->limits);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
@@ -252,6 +307,31 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 				o->net.max_bytes = v;
 			break;
 		}
+		case OPT_MEMORY:
+			/* MiB, up to 1 TiB */
+			o->limits.memory_bytes = parse_count("--memory", optarg, 1ULL << 20, false) << 20;
+			break;
+		case OPT_CPU:
+			o->limits.cpu_ms = parse_count("--cpu-seconds", optarg, 7 * 86400, false) * 1000;
+			break;
+		case OPT_PROCS:
+			o->limits.max_procs = parse_count("--max-procs", optarg, 1 << 22, false);
+			break;
+		case OPT_NOFILE:
+			o->limits.max_open_files = parse_count("--max-open-files", optarg, 1 << 20, false);
+			break;
+		case OPT_FSIZE:
+			o->limits.max_file_size = parse_count("--max-file-size", optarg, 1ULL << 40, true);
+			break;
+		case OPT_REQUIRE:
+			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+				if (!doctor_protection_find(tok))
+					die("--require: unknown protection '%s' (see pyvisor doctor)", tok);
+				if (o->nrequire == MAX_REQUIRE)
+					die("--require: too many protections");
+				o->require[o->nrequire++] = tok;
+			}
+			break;
 		case 'h':
 			usage_run(stdout);
 			exit(0);
@@ -365,6 +445,10 @@ static int exit_status_of(const struct sentry_outcome *o)
 		return EXIT_TIMEOUT;
 	case SENTRY_STATUS_KILLED:
 		return 128 + o->signal;
+	case SENTRY_STATUS_MEMORY_LIMIT:
+		return EXIT_MEMORY_LIMIT;
+	case SENTRY_STATUS_CPU_LIMIT:
+		return EXIT_CPU_LIMIT;
 	}
 	return EXIT_PYVISOR;
 }
@@ -389,10 +473,16 @@ static int cmd_run(int argc, char **argv)
 	char **sargv;
 	char *exec_path;
 	const char *failure = NULL;
-	int audit_fd = -1, status;
-	bool root = geteuid() == 0;
+	int audit_fd = -1, status, landlock_abi = 0;
+	bool root = geteuid() == 0, want_landlock = false;
 
 	parse_run(argc, argv, &o);
+	limits_supervisor_prepare();
+	/* Invariant 8: never run weaker than asked; probe by trying. */
+	if (doctor_require(o.require, o.nrequire, &err) < 0)
+		die("%s", err.msg);
+	for (size_t i = 0; i < o.nrequire; i++)
+		want_landlock |= !strcmp(o.require[i], "landlock");
 	if (o.output_dir)
 		check_output_dir(o.output_dir);
 
@@ -455,6 +545,13 @@ static int cmd_run(int argc, char **argv)
 	cfg.gid = gcfg.gid;
 	cfg.audit_fd = audit_fd;
 	cfg.net_policy = &o.net;
+	cfg.limits = o.limits;
+	/* Landlock is defence in depth: applied whenever the kernel has it,
+	 * mandatory with --require landlock (checked above). */
+	cfg.landlock_fd = loader_landlock_build(exec_path, &landlock_abi, &err);
+	if (cfg.landlock_fd < 0 && (want_landlock || cfg.landlock_fd != -EOPNOTSUPP))
+		die("%s", err.msg);
+	cfg.landlock = cfg.landlock_fd >= 0;
 
 	if (sentry_run(&cfg, view, &filter, &outcome, &err) < 0)
 		die("%s", err.msg);
@@ -469,7 +566,7 @@ static int cmd_run(int argc, char **argv)
 		status = EXIT_PYVISOR;
 
 	if (o.json) {
-		json_t *res = result_json(&outcome, failure ? NULL : &arts, o.audit_log, failure);
+		json_t *res = result_json(&outcome, failure ? NULL : &arts, o.audit_log, failure, &cfg);
 
 		if (!res || json_dumpf(res, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0)
 			die("cannot write the result");
@@ -481,6 +578,12 @@ static int cmd_run(int argc, char **argv)
 				o.max_output);
 		if (outcome.status == SENTRY_STATUS_TIMEOUT)
 			fprintf(stderr, "pyvisor: timed out after %g s\n", o.timeout_s);
+		if (outcome.status == SENTRY_STATUS_MEMORY_LIMIT)
+			fprintf(stderr, "pyvisor: memory limit of %llu MiB reached\n",
+				(unsigned long long)(o.limits.memory_bytes >> 20));
+		if (outcome.status == SENTRY_STATUS_CPU_LIMIT)
+			fprintf(stderr, "pyvisor: CPU limit of %llu s reached\n",
+				(unsigned long long)(o.limits.cpu_ms / 1000));
 		if (outcome.violations)
 			fprintf(stderr, "pyvisor: %llu action(s) denied%s%s%s\n",
 				(unsigned long long)outcome.violations,
@@ -500,11 +603,58 @@ static int cmd_run(int argc, char **argv)
 	gofer_view_free(view);
 	if (audit_fd >= 0)
 		close(audit_fd);
+	if (cfg.landlock)
+		close(cfg.landlock_fd);
 	free(exec_path);
 	free(sargv);
 	free(o.inputs);
 	net_policy_free(&o.net);
 	return status;
+}
+
+static int cmd_doctor(int argc, char **argv)
+{
+	struct doctor_report r;
+	bool json = false, ok;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs("Usage: pyvisor doctor [--json]\n"
+			      "\n"
+			      "Probes, by trying them, the kernel features pyvisor relies on (seccomp\n"
+			      "user notification, ADDFD and ADDFD_FLAG_SEND, WAIT_KILLABLE_RECV,\n"
+			      "SYNC_WAKE_UP, pidfd_getfd, ptrace, user/pid/net namespaces, Landlock,\n"
+			      "openat2, cgroup v2 delegation) and prints them with the protections\n"
+			      "that follow.  `pyvisor run --require PROTECTION` refuses to run when a\n"
+			      "protection is not available here.\n"
+			      "\n"
+			      "Options:\n"
+			      "  --json       one JSON object instead of the tables\n"
+			      "  -h, --help   show this help\n"
+			      "\n"
+			      "Exit status: 0 when pyvisor run works on this machine, 1 when a\n"
+			      "protection every run needs is missing, 125 on a usage error.\n",
+			      stdout);
+			return 0;
+		} else {
+			die("doctor: unknown option '%s' (see pyvisor doctor --help)", argv[i]);
+		}
+	}
+	doctor_probe(&r, ~0U);
+	if (json) {
+		json_t *j = doctor_json(&r);
+
+		if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) < 0)
+			die("cannot write the report");
+		fputc('\n', stdout);
+		ok = json_is_true(json_object_get(j, "ok"));
+		json_decref(j);
+	} else {
+		ok = doctor_table_print(&r, stdout);
+	}
+	return ok ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -521,5 +671,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "doctor"))
+		return cmd_doctor(argc - 1, argv + 1);
 	die("unknown command '%s' (see pyvisor --help)", argv[1]);
 }

@@ -288,26 +288,12 @@ static json_t *bytes_to_json(const char *data, size_t len)
 	return j ? j : json_null();
 }
 
-static const char *status_name(enum sentry_status s)
-{
-	switch (s) {
-	case SENTRY_STATUS_OK:
-		return "ok";
-	case SENTRY_STATUS_ERROR:
-		return "error";
-	case SENTRY_STATUS_TIMEOUT:
-		return "timeout";
-	case SENTRY_STATUS_KILLED:
-		return "killed";
-	}
-	return "error";
-}
-
 json_t *result_json(const struct sentry_outcome *o, const struct result_artifacts *arts,
-		    const char *audit_path, const char *error)
+		    const char *audit_path, const char *error, const struct sentry_config *cfg)
 {
 	json_t *res = json_object(), *list = json_array();
 	bool exited = o->status == SENTRY_STATUS_OK || o->status == SENTRY_STATUS_ERROR;
+	uint64_t largest = 0;
 
 	if (!res || !list) {
 		json_decref(res);
@@ -317,16 +303,16 @@ json_t *result_json(const struct sentry_outcome *o, const struct result_artifact
 	for (size_t i = 0; arts && i < arts->count; i++) {
 		const struct result_artifact *a = &arts->items[i];
 
+		if (a->size > largest)
+			largest = a->size;
 		json_array_append_new(list, json_pack("{s:s, s:I, s:s, s:s}", "path", a->rel_path,
 						      "size_bytes", (json_int_t)a->size, "sha256",
 						      a->sha256, "mime", a->mime));
 	}
-	json_object_set_new(res, "status", json_string(status_name(o->status)));
+	json_object_set_new(res, "status", json_string(limits_status_name(o->status)));
 	json_object_set_new(res, "exit_code", exited ? json_integer(o->exit_code) : json_null());
-	json_object_set_new(res, "signal", o->status == SENTRY_STATUS_KILLED ||
-						   o->status == SENTRY_STATUS_TIMEOUT
-					   ? json_integer(o->signal)
-					   : json_null());
+	json_object_set_new(res, "signal",
+			    !exited && o->signal ? json_integer(o->signal) : json_null());
 	json_object_set_new(res, "stdout", bytes_to_json(o->out.data, o->out.len));
 	json_object_set_new(res, "stderr", bytes_to_json(o->err.data, o->err.len));
 	json_object_set_new(res, "stdout_truncated", json_boolean(o->out.truncated));
@@ -341,5 +327,7 @@ json_t *result_json(const struct sentry_outcome *o, const struct result_artifact
 	if (o->network)
 		json_object_set_new(res, "network", json_copy(o->network));
 	json_object_set_new(res, "error", error ? json_string(error) : json_null());
+	if (cfg)
+		json_object_set_new(res, "limits", limits_json(cfg, o, largest));
 	return res;
 }

@@ -55,12 +55,40 @@ enum sentry_status {
 	SENTRY_STATUS_ERROR,	/* exited non-zero */
 	SENTRY_STATUS_TIMEOUT,	/* killed by pyvisor at the wall-clock limit */
 	SENTRY_STATUS_KILLED,	/* died of a signal pyvisor did not send */
+	SENTRY_STATUS_MEMORY_LIMIT,	/* killed by pyvisor: the run used more than --memory */
+	SENTRY_STATUS_CPU_LIMIT,	/* killed at --cpu-seconds (by pyvisor, or RLIMIT_CPU) */
+};
+
+/*
+ * Resource limits of a run (sentry/limits.c, docs/limits.md).  Byte and
+ * count values; 0 means "no limit" for every field.  The loader applies
+ * the per-task part as rlimits in the child before exec; the supervisor
+ * accounts for the run as a whole (every process of the run) and ends the
+ * run when a whole-run limit is crossed.
+ */
+struct sentry_limits {
+	uint64_t memory_bytes;	/* --memory: RLIMIT_DATA per task, run total */
+	uint64_t cpu_ms;	/* --cpu-seconds: RLIMIT_CPU per process, run total */
+	uint64_t max_procs;	/* --max-procs: tasks (threads count), RLIMIT_NPROC */
+	uint64_t max_open_files;	/* --max-open-files: RLIMIT_NOFILE per process */
+	uint64_t max_file_size;	/* --max-file-size: RLIMIT_FSIZE (EFBIG) */
+};
+
+/* What the run used, sampled by the supervisor (peaks over the run). */
+struct sentry_usage {
+	uint64_t memory_peak;	/* bytes: sum over the run's processes of RssAnon + RssShmem */
+	uint64_t memory_now;	/* bytes at the last sample */
+	uint64_t cpu_ms;	/* user + system CPU of every process of the run */
+	uint64_t tasks_peak;	/* most tasks (threads) alive at once */
+	uint64_t fds_peak;	/* most fds open in one process */
+	uint64_t samples;	/* number of samples taken */
 };
 
 struct sentry_stream {
 	char *data;		/* captured bytes (malloc'd), at most the cap */
 	size_t len;
 	bool truncated;		/* more bytes were written than kept */
+	uint64_t total;		/* bytes the program wrote to the stream */
 };
 
 struct sentry_outcome {
@@ -69,6 +97,7 @@ struct sentry_outcome {
 	int signal;		/* valid when status is KILLED (or the timeout's SIGKILL) */
 	struct sentry_stream out, err;
 	uint64_t duration_ms;
+	struct sentry_usage usage;	/* sampled by sentry/limits.c */
 	uint64_t violations;	/* audit events written (denied actions) */
 	void *audit_events;	/* json_t array of up to SENTRY_AUDIT_KEEP events */
 	bool audit_events_truncated;
@@ -81,6 +110,9 @@ struct sentry_outcome {
 #define SENTRY_TAG_PROC 7
 /* epoll tag of a network operation (sentry/net.c): slot << 8 | SENTRY_TAG_NET. */
 #define SENTRY_TAG_NET 8
+/* epoll tag of the limits sampling timer (sentry/limits.c): exactly this
+ * value; the low byte 9 is no other tag's. */
+#define SENTRY_TAG_SAMPLE 9
 
 /* How to run.  All strings are borrowed for the duration of sentry_run(). */
 struct sentry_config {
@@ -96,6 +128,9 @@ struct sentry_config {
 	gid_t gid;
 	int audit_fd;		/* append audit JSON lines here, or -1 */
 	const struct net_policy *net_policy;	/* egress allowlist, or NULL: none */
+	struct sentry_limits limits;	/* resource limits (0 fields: none) */
+	bool landlock;		/* restrict the child with landlock_fd */
+	int landlock_fd;	/* Landlock ruleset (loader_landlock_build) when landlock */
 };
 
 struct sentry {
@@ -111,6 +146,7 @@ struct sentry {
 	uint64_t start_ns;
 	bool addfd_send;		/* kernel has SECCOMP_ADDFD_FLAG_SEND */
 	struct net_state *net;		/* sentry/net.c */
+	struct limits_state *limits;	/* whole-run accounting (sentry/limits.c) */
 };
 
 /*
@@ -256,11 +292,14 @@ int result_artifacts_write(const struct result_artifacts *list, const char *dir,
 
 /*
  * result_json - the result object of a run (a new jansson reference, NULL
- * on allocation failure).  @arts, @audit_path and @error may be NULL.
+ * on allocation failure).  @arts, @audit_path and @error may be NULL; with
+ * @cfg (the run's configuration) the object carries `limits`
+ * (limits_json).
  */
 struct json_t;
 struct json_t *result_json(const struct sentry_outcome *o, const struct result_artifacts *arts,
-			   const char *audit_path, const char *error);
+			   const char *audit_path, const char *error,
+			   const struct sentry_config *cfg);
 
 /*
  * policy_set_hosts_extra - lines (borrowed, "ADDR\tNAME\n"...) that
@@ -393,5 +432,140 @@ void net_tick(struct sentry *s);
 bool net_needs_tick(const struct sentry *s);
 #define NET_TICK_MS 100
 
+/*
+ * Limits and accounting (sentry/limits.c, docs/limits.md).
+ */
+
+/* limits_supervisor_prepare - raise the supervisor's own soft
+ * RLIMIT_NOFILE to its hard limit (the view holds one fd per in-memory
+ * file).  Best effort: failures leave the limit as it was. */
+void limits_supervisor_prepare(void);
+
+/* limits_defaults - fill @l with the defaults of `pyvisor run` (the
+ * numbers are in docs/limits.md). */
+void limits_defaults(struct sentry_limits *l);
+
+/*
+ * limits_start - begin accounting for run @s (after the first process was
+ * spawned).  Allocates s->limits (freed by limits_stop).  Returns 0 or
+ * -ENOMEM.
+ */
+int limits_start(struct sentry *s);
+
+/*
+ * limits_sample - take one sample of every process descending from the
+ * supervisor (one pass over /proc: stat, status, fd), update
+ * s->outcome->usage, and return the status the run must end with because a
+ * whole-run limit was crossed (SENTRY_STATUS_MEMORY_LIMIT or
+ * SENTRY_STATUS_CPU_LIMIT), SENTRY_STATUS_KILLED when the run could not be
+ * accounted for in three samples in a row (fail closed), or
+ * SENTRY_STATUS_OK when within limits.
+ * Sources: proc(5) /proc/PID/stat (utime, stime, cutime, cstime,
+ * num_threads), /proc/PID/status (RssAnon, RssShmem), /proc/PID/fd;
+ * getrusage(2) RUSAGE_CHILDREN for the processes already reaped.
+ */
+enum sentry_status limits_sample(struct sentry *s);
+
+/* limits_stop - final accounting once every process is gone (CPU of the
+ * reaped processes; the view's in-memory files, which a burst of writes at
+ * the end of a run may have grown between two samples) and release
+ * s->limits.  Returns SENTRY_STATUS_MEMORY_LIMIT when the view alone holds
+ * more than the memory limit, else SENTRY_STATUS_OK.  Safe when
+ * limits_start was not called. */
+enum sentry_status limits_stop(struct sentry *s);
+
+/*
+ * limits_memory_total - the memory limit of the run of @s in bytes (0:
+ * none): what the sandbox should see as its total memory (/proc/meminfo
+ * MemTotal, sysinfo totalram).  limits_memory_used - bytes the run used at
+ * the last sample.  Both safe to call from handlers.
+ */
+uint64_t limits_memory_total(const struct sentry *s);
+uint64_t limits_memory_used(const struct sentry *s);
+
+/* limits_status_name - the result's name of @st ("memory_limit"). */
+const char *limits_status_name(enum sentry_status st);
+
+/*
+ * limits_json - the result's `limits` object for a run configured with
+ * @cfg that produced @o; @largest_file is the size in bytes of the largest
+ * artifact (0 when none).  A new jansson reference, NULL on allocation
+ * failure.
+ */
+struct json_t *limits_json(const struct sentry_config *cfg, const struct sentry_outcome *o,
+			   uint64_t largest_file);
+
+/*
+ * Doctor (sentry/doctor.c): kernel features probed by trying them, the
+ * protections that follow, and the refusal of runs that ask for a
+ * protection this machine cannot give.
+ */
+enum doctor_feature {
+	DOCTOR_UNOTIFY,		/* seccomp user notification */
+	DOCTOR_WAIT_KILLABLE,	/* SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV */
+	DOCTOR_SYNC_WAKE_UP,	/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP */
+	DOCTOR_ADDFD,		/* SECCOMP_IOCTL_NOTIF_ADDFD */
+	DOCTOR_ADDFD_SEND,	/* SECCOMP_ADDFD_FLAG_SEND */
+	DOCTOR_PIDFD_GETFD,	/* pidfd_open + pidfd_getfd */
+	DOCTOR_PTRACE,		/* PTRACE_SEIZE of a child (Yama) */
+	DOCTOR_USERNS,		/* unshare(CLONE_NEWUSER) */
+	DOCTOR_PIDNS,		/* unshare(CLONE_NEWPID) in a user namespace */
+	DOCTOR_NETNS,		/* unshare(CLONE_NEWNET) in a user namespace */
+	DOCTOR_LANDLOCK,	/* Landlock ABI >= 1 */
+	DOCTOR_OPENAT2,		/* openat2 with RESOLVE_* */
+	DOCTOR_CGROUP,		/* cgroup v2 delegation with memory and pids */
+	DOCTOR_NFEATURES
+};
+
+struct doctor_report {
+	struct {
+		bool probed, ok;
+		char detail[192];	/* what the probe saw, one line */
+	} f[DOCTOR_NFEATURES];
+	int landlock_abi;	/* 0 when unavailable */
+};
+
+/* A protection and the features it needs (bit 1 << enum doctor_feature). */
+struct doctor_protection {
+	const char *name;	/* as given to --require */
+	const char *description;
+	uint32_t needs;
+	bool always;		/* every run needs it */
+};
+
+/* doctor_probe - probe the features in the bit mask @features (1 <<
+ * enum doctor_feature; ~0U for all) into @r.  Each probe runs in a child
+ * process that is reaped before this returns. */
+void doctor_probe(struct doctor_report *r, uint32_t features);
+
+/* doctor_protections - the table of protections (static storage); *@n
+ * receives its length. */
+const struct doctor_protection *doctor_protections(size_t *n);
+
+/* doctor_protection_find - the protection called @name, or NULL. */
+const struct doctor_protection *doctor_protection_find(const char *name);
+
+/* doctor_protection_ok - true when every feature @p needs is in @r. */
+bool doctor_protection_ok(const struct doctor_report *r, const struct doctor_protection *p);
+
+/* doctor_feature_name - the JSON name of feature @f ("addfd_send"). */
+const char *doctor_feature_name(enum doctor_feature f);
+
+/*
+ * doctor_require - probe what the protections every run needs, plus the
+ * @n protections named in @names (valid names: doctor_protection_find),
+ * need.  Returns 0 when all are available, else -EOPNOTSUPP with @err
+ * naming the first protection that cannot be given and the missing
+ * feature (one line, for `pyvisor run` to print before refusing).
+ */
+int doctor_require(const char *const *names, size_t n, struct pv_error *err);
+
+/* doctor_json - {"ok", "features", "protections"} for @r (a new jansson
+ * reference, NULL on allocation failure). */
+struct json_t *doctor_json(const struct doctor_report *r);
+
+/* doctor_table_print - print @r as two tables for people to @out.
+ * Returns true when every always-needed protection is available. */
+bool doctor_table_print(const struct doctor_report *r, FILE *out);
 
 #endif

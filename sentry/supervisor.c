@@ -39,12 +39,19 @@ enum {
 	TAG_TIMER,
 };
 _Static_assert(TAG_TIMER < SENTRY_TAG_PROC, "epoll tags overlap");
+/* The limits sampler (sentry/limits.c); tags in sentry.h. */
+#define TAG_SAMPLE ((uint64_t)SENTRY_TAG_SAMPLE)
+#define SAMPLE_FIRST_NS 20000000L	/* first sample 20 ms after the start */
+#define SAMPLE_EVERY_NS 100000000L	/* then every 100 ms */
 
 struct loop {
 	struct sentry *s;
 	struct loader_child child;
-	int sfd, tfd;
+	int sfd, tfd, sample_fd;
+	enum sentry_status limit_hit;	/* a whole-run limit ended the run, or OK */
+	bool limit_after_end;	/* ... found only by the final accounting */
 	bool main_exited, timed_out, interrupted;
+	bool main_waited;	/* wait_status holds the first process's status */
 	int wait_status, stop_signal;
 	struct pv_error *err;
 	int setup_error;
@@ -127,6 +134,7 @@ static void stream_read(struct sentry *s, int fd, struct sentry_stream *st, int 
 		*eof = true;
 		return;
 	}
+	st->total += (uint64_t)n;
 	keep = st->len < cap ? cap - st->len : 0;
 	if (keep > (size_t)n)
 		keep = (size_t)n;
@@ -164,6 +172,7 @@ static void reap_children(struct loop *l)
 
 		if (pid == s->child) {
 			l->main_exited = true;
+			l->main_waited = true;
 			l->wait_status = status;
 			s->outcome->duration_ms = (sentry_now_ns() - s->start_ns) / 1000000;
 		}
@@ -228,10 +237,13 @@ static void finish_outcome(struct loop *l)
 
 	if (!o->duration_ms)
 		o->duration_ms = (sentry_now_ns() - l->s->start_ns) / 1000000;
-	if (l->timed_out) {
+	if (l->limit_hit != SENTRY_STATUS_OK) {
+		o->status = l->limit_hit;
+		o->signal = l->limit_after_end ? 0 : SIGKILL;
+	} else if (l->timed_out) {
 		o->status = SENTRY_STATUS_TIMEOUT;
 		o->signal = SIGKILL;
-	} else if (l->interrupted && !l->main_exited) {
+	} else if (l->interrupted && !l->main_waited) {
 		o->status = SENTRY_STATUS_KILLED;
 		o->signal = l->stop_signal;
 	} else if (WIFEXITED(l->wait_status)) {
@@ -240,6 +252,17 @@ static void finish_outcome(struct loop *l)
 	} else if (WIFSIGNALED(l->wait_status)) {
 		o->status = SENTRY_STATUS_KILLED;
 		o->signal = WTERMSIG(l->wait_status);
+		/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL at the hard
+		 * one (sentry/limits.c). */
+		if (l->s->cfg->limits.cpu_ms &&
+		    (o->signal == SIGXCPU ||
+		     (o->signal == SIGKILL && o->usage.cpu_ms >= l->s->cfg->limits.cpu_ms))) {
+			o->status = SENTRY_STATUS_CPU_LIMIT;
+			/* The kernel sent SIGXCPU at the limit of its precise
+			 * clock; the tick-sampled rusage may read a little less. */
+			if (o->usage.cpu_ms < l->s->cfg->limits.cpu_ms)
+				o->usage.cpu_ms = l->s->cfg->limits.cpu_ms;
+		}
 	}
 }
 
@@ -261,6 +284,8 @@ static void loop_close(struct loop *l)
 		close(l->sfd);
 	if (l->tfd >= 0)
 		close(l->tfd);
+	if (l->sample_fd >= 0)
+		close(l->sample_fd);
 	if (l->s->epoll_fd >= 0)
 		close(l->s->epoll_fd);
 	l->s->epoll_fd = -1;
@@ -271,7 +296,8 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 	       struct pv_error *err)
 {
 	struct sentry s = { .cfg = cfg, .view = view, .notify_fd = -1, .epoll_fd = -1 };
-	struct loop l = { .s = &s, .sfd = -1, .tfd = -1, .err = err };
+	struct loop l = { .s = &s, .sfd = -1, .tfd = -1, .sample_fd = -1, .err = err,
+			  .limit_hit = SENTRY_STATUS_OK };
 	bool out_eof = false, err_eof = false, status_done = false;
 	unsigned char rnd[8];
 	sigset_t mask, old;
@@ -306,8 +332,9 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 	l.child.status_fd = -1;
 	l.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	l.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	l.sample_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (l.sfd < 0 || l.tfd < 0 || s.epoll_fd < 0) {
+	if (l.sfd < 0 || l.tfd < 0 || l.sample_fd < 0 || s.epoll_fd < 0) {
 		r = pv_error_set(err, errno, "event loop set-up: %s", strerror(errno));
 		goto out;
 	}
@@ -321,6 +348,10 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 	r = net_start(&s, s.child, err);
 	if (r < 0)
 		goto out;
+	if (limits_start(&s) < 0) {
+		r = pv_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
 	/* Same-CPU wake-ups halve the round trip where the kernel has them
 	 * (Linux 6.6); absence is not an error. */
 	ioctl(s.notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
@@ -333,12 +364,18 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 	    epoll_add(s.epoll_fd, l.child.err_fd, TAG_ERR) < 0 ||
 	    epoll_add(s.epoll_fd, l.child.status_fd, TAG_STATUS) < 0 ||
 	    epoll_add(s.epoll_fd, l.sfd, TAG_SIGNAL) < 0 ||
-	    epoll_add(s.epoll_fd, l.tfd, TAG_TIMER) < 0 || arm_timer(l.tfd, cfg->timeout_s) < 0) {
+	    epoll_add(s.epoll_fd, l.tfd, TAG_TIMER) < 0 || arm_timer(l.tfd, cfg->timeout_s) < 0 ||
+	    epoll_add(s.epoll_fd, l.sample_fd, TAG_SAMPLE) < 0 ||
+	    timerfd_settime(l.sample_fd, 0,
+			    &(struct itimerspec){ .it_value.tv_nsec = SAMPLE_FIRST_NS,
+						  .it_interval.tv_nsec = SAMPLE_EVERY_NS },
+			    NULL) < 0) {
 		r = pv_error_set(err, errno, "event loop set-up: %s", strerror(errno));
 		goto out;
 	}
 
-	while (!l.main_exited && !l.timed_out && !l.interrupted) {
+	while (!l.main_exited && !l.timed_out && !l.interrupted &&
+	       l.limit_hit == SENTRY_STATUS_OK) {
 		struct epoll_event evs[16];
 		int n = epoll_wait(s.epoll_fd, evs, 16, -1);
 
@@ -375,6 +412,9 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 					r = loader_status_read(l.child.status_fd, err);
 					if (r < 0)
 						goto out;
+					/* The program now runs: a first sample, so that
+					 * even a very short run has one. */
+					l.limit_hit = limits_sample(&s);
 				}
 				break;
 			case TAG_SIGNAL:
@@ -383,6 +423,15 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 			case TAG_TIMER:
 				l.timed_out = true;
 				break;
+			case TAG_SAMPLE: {
+				uint64_t ticks;
+
+				if (read(l.sample_fd, &ticks, sizeof(ticks)) < 0) {
+					/* EAGAIN: nothing due */
+				}
+				l.limit_hit = limits_sample(&s);
+				break;
+			}
 			default: {
 				if ((evs[i].data.u64 & 0xff) == SENTRY_TAG_NET) {
 					net_event(&s, (unsigned int)(evs[i].data.u64 >> 8),
@@ -415,12 +464,23 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 	}
 	drain(&l, &out_eof, &err_eof);
 	net_finish(&s);
+	{
+		enum sentry_status last = limits_stop(&s);
+
+		if (l.limit_hit == SENTRY_STATUS_OK && last != SENTRY_STATUS_OK) {
+			/* Over the limit after the program ended: it was not
+			 * killed for it, so no signal is reported. */
+			l.limit_hit = last;
+			l.limit_after_end = true;
+		}
+	}
 	finish_outcome(&l);
 
 out:
 	if (r < 0 && l.child.pid > 0)
 		sentry_kill_all(&s);
 	net_finish(&s);
+	limits_stop(&s);
 	sentry_tasks_free(&s);
 	loop_close(&l);
 	sigprocmask(SIG_SETMASK, &old, NULL);

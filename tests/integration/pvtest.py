@@ -38,7 +38,9 @@ RESULT_FIELDS = {
     "status", "exit_code", "signal", "stdout", "stderr",
     "stdout_truncated", "stderr_truncated", "duration_ms", "artifacts",
     "violations", "audit_log", "audit_events", "audit_events_truncated",
+    "limits",
 }
+STATUSES = ("ok", "error", "timeout", "killed", "memory_limit", "cpu_limit")
 AUDIT_RULES = {
     "view.hidden", "view.read_only", "syscall.unknown", "syscall.refused",
     "net.refused", "exec.refused", "signal.outside", "ioctl.refused",
@@ -228,7 +230,13 @@ class Context:
     def run(self, args, timeout=120, input_bytes=None, cwd=None):
         """Run pyvisor with args (list, without the binary) and return a
         Run.  stdin is /dev/null unless input_bytes is given."""
-        argv = self._as_user([self.pyvisor] + list(args))
+        return self.run_raw([self.pyvisor] + list(args), timeout=timeout,
+                            input_bytes=input_bytes, cwd=cwd)
+
+    def run_raw(self, command, timeout=120, input_bytes=None, cwd=None):
+        """Run command (a full argv, for example a wrapper around pyvisor)
+        as the pyvisor user and return a Run."""
+        argv = self._as_user(list(command))
         start = time.monotonic()
         try:
             proc = subprocess.run(
@@ -273,7 +281,7 @@ def check_result_shape(result):
     expect(isinstance(result, dict), f"result is not an object: {result!r}")
     missing = RESULT_FIELDS - set(result)
     expect(not missing, f"result lacks fields {sorted(missing)}")
-    expect(result["status"] in ("ok", "error", "timeout", "killed"),
+    expect(result["status"] in STATUSES,
            f"bad status {result['status']!r}")
     for key in ("exit_code", "signal"):
         expect(result[key] is None or type(result[key]) is int,
@@ -309,7 +317,7 @@ def check_result_shape(result):
         check_audit_event(ev)
     if result["status"] == "ok":
         expect(result["exit_code"] == 0, "status ok needs exit_code 0")
-    if result["status"] in ("killed", "timeout"):
+    if result["status"] in ("killed", "timeout", "memory_limit", "cpu_limit"):
         expect(result["exit_code"] is None,
                f"exit_code must be null when {result['status']}")
 
