@@ -70,8 +70,8 @@ int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_si
 	rc = fd_host_path(fd, hp, sizeof(hp));
 	if (rc < 0)
 		return rc == -ENAMETOOLONG ? rc : -EBADF;
-	/* A memfd the view made whose dentry is gone: removed from the view. */
-	if (is_view_memfd(hp))
+	/* A file the view made whose dentry is gone: removed from the view. */
+	if (is_view_memfd(hp) || gofer_is_store_file(view, &st))
 		return -ENOENT;
 	if (hp[0] != '/')
 		return -EBADF;
@@ -126,15 +126,53 @@ int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_si
 int gofer_fd_stat(struct gofer_view *view, int fd, struct stat *st)
 {
 	struct gofer_handle *h;
+	char hp[PATH_MAX];
 
 	if (fstat(fd, st) < 0)
 		return -errno;
 	h = gofer_table_find(view, st->st_dev, st->st_ino);
-	if (!h)
-		return 0;
-	return gofer_dentry_stat(view, h->d, st);
+	if (h)
+		return gofer_dentry_stat(view, h->d, st);
+	if (gofer_is_store_file(view, st) ||
+	    (S_ISREG(st->st_mode) && fd_host_path(fd, hp, sizeof(hp)) > 0 && is_view_memfd(hp))) {
+		/*
+		 * A file or directory of the view whose last name is gone (or
+		 * an O_TMPFILE file): as Linux, nlink 0, the view's device,
+		 * the sandbox as owner and the mode the dentry had (copied
+		 * into the memfd's bits when it went away).
+		 */
+		bool dir = !gofer_is_store_file(view, st) &&
+			   strncmp(hp, "/memfd:" GOFER_HANDLE_NAME " ",
+				   sizeof("/memfd:" GOFER_HANDLE_NAME)) == 0;
+
+		st->st_dev = GOFER_VIEW_DEV;
+		st->st_nlink = 0;
+		st->st_uid = view->cfg.uid;
+		st->st_gid = view->cfg.gid;
+		st->st_blksize = 4096;
+		if (dir) {
+			st->st_mode = S_IFDIR | (st->st_mode & 07777);
+			st->st_size = 0;
+		}
+		st->st_blocks = (st->st_size + 4095) / 4096 * 8;
+	}
+	return 0;
 }
 
+/* gofer_is_view_file - @fd is a regular file the view created (store file
+ * or view memfd, directory handles excluded), named or not. */
+bool gofer_is_view_file(const struct gofer_view *v, int fd)
+{
+	char hp[PATH_MAX];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (gofer_is_store_file(v, &st))
+		return true;
+	return fd_host_path(fd, hp, sizeof(hp)) > 0 && is_view_memfd(hp) &&
+	       strncmp(hp, "/memfd:" GOFER_HANDLE_NAME " ", sizeof("/memfd:" GOFER_HANDLE_NAME)) != 0;
+}
 static unsigned char dtype_of(const struct gofer_dentry *d)
 {
 	switch (d->kind) {

@@ -45,6 +45,8 @@
 /* memfd names: "pyvisor-dir" for handles, "pyvisor:<name>" for mem files. */
 #define GOFER_MEMFD_PREFIX "pyvisor"
 #define GOFER_HANDLE_NAME "pyvisor-dir"
+#define GOFER_TMPFILE_NAME "pyvisor:tmpfile"
+#define GOFER_LINKABLE_XATTR "user.pyvisor.linkable"
 
 enum gofer_kind {
 	GOFER_KIND_SKEL,	/* skeleton directory: root-owned, 0755, read-only to the sandbox */
@@ -83,7 +85,19 @@ struct gofer_dentry {
 	uint64_t seq;			/* this dentry's listing position in its parent */
 
 	struct gofer_handle *handles;	/* inode table entries pointing here */
+
+	/* MEMFILE: ring of the hard links sharing this memfd (each holds its
+	 * own dup of it); a dentry alone points to itself.  Mode, owner and
+	 * group are kept equal on every member. */
+	struct gofer_dentry *link_next;
+	bool counted;			/* counts in view->nobjs (quota) */
 };
+
+/* First inode number of view dentries that are not memfd-backed files.
+ * Memfd-backed files report the memfd's own inode number (shmem numbers
+ * are 32-bit), so the two ranges never meet and an fd whose dentry has
+ * gone still reports the inode number stat() gave. */
+#define GOFER_INO_BASE (1ULL << 32)
 
 struct gofer_handle {
 	dev_t dev;
@@ -122,6 +136,11 @@ struct gofer_view {
 
 	struct gofer_snapshot *snaps;
 	size_t nsnaps;
+
+	int store_fd;			/* root of the per-run tmpfs (store.c), or -1: memfds */
+	dev_t store_dev;
+	uint64_t nobjs;			/* directories and symlinks the sandbox created */
+	uint64_t nfiles;		/* regular files with a name (memfd mode count) */
 };
 
 /* Result of a path resolution (resolve.c). */
@@ -150,6 +169,24 @@ struct gofer_res {
 #define GOFER_WALK_FOLLOW 0x1	/* follow a final symlink */
 #define GOFER_WALK_PARENT 0x2	/* caller may create/remove the final name: parent info needed */
 
+/* ops.c: helpers shared with meta.c */
+void gofer_info_init(struct gofer_lookup_info *info);
+int gofer_finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc);
+int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *gid);
+bool gofer_res_is_host(const struct gofer_res *r);
+int gofer_create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
+		      struct gofer_dentry **out);
+int gofer_may_modify_parent(const struct gofer_view *v, const struct gofer_res *r);
+int gofer_check_sticky(const struct gofer_view *v, const struct gofer_dentry *dir,
+		       const struct gofer_dentry *child);
+
+/* store.c */
+struct stat;
+int gofer_store_open(struct gofer_view *v, struct pv_error *err);
+int gofer_file_new(struct gofer_view *v, const char *name, int *out);
+int gofer_quota_check(const struct gofer_view *v);
+bool gofer_is_store_file(const struct gofer_view *v, const struct stat *st);
+
 /* resolve.c */
 int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsigned int flags,
 		  struct gofer_res *r);
@@ -174,5 +211,7 @@ int gofer_table_add(struct gofer_view *v, struct gofer_dentry *d, int fd, bool h
 struct gofer_handle *gofer_table_find(const struct gofer_view *v, dev_t dev, ino_t ino);
 int gofer_memfd_new(const char *name, int *out);
 int gofer_reopen(int fd, int flags);
+size_t gofer_link_count(const struct gofer_dentry *d);
+bool gofer_is_view_file(const struct gofer_view *v, int fd);
 
 #endif

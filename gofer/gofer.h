@@ -54,6 +54,11 @@ struct gofer_view;
 struct gofer_config {
 	uid_t uid;	/* sandbox uid: owner of in-memory trees */
 	gid_t gid;	/* sandbox gid */
+	/* Workspace quota (docs/quotas.md): total bytes of the files the
+	 * sandbox creates (0: no byte quota; files are plain memfds), and
+	 * most files + directories + symlinks it may create (0: no limit). */
+	uint64_t quota_bytes;
+	uint64_t quota_files;
 };
 
 /*
@@ -105,6 +110,12 @@ int gofer_view_add_device(struct gofer_view *view, const char *host_path,
  * given, resolved inside the view when followed). */
 int gofer_view_add_symlink(struct gofer_view *view, const char *view_path,
 			   const char *target, struct pv_error *err);
+
+/* gofer_view_hide - remove the view's own entry @view_path (canonical,
+ * not below a host bind's root) with its subtree: it no longer exists for
+ * the sandbox.  -ENOENT when the view has no such entry, -EINVAL for "/"
+ * or a path inside a bind. */
+int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_error *err);
 
 /*
  * Marks a skeleton directory so that a lookup of a missing name in it is
@@ -188,7 +199,7 @@ int gofer_unlink(struct gofer_view *view, const char *base, const char *path, bo
 		 struct gofer_lookup_info *info);
 
 /* gofer_rename - renameat2(2) inside one in-memory tree: @flags 0 or
- * RENAME_NOREPLACE (RENAME_EXCHANGE: -EINVAL for now).  Atomic.  -EXDEV
+ * RENAME_NOREPLACE or RENAME_EXCHANGE (both names must exist).  Atomic.  -EXDEV
  * across trees or mounts, -EEXIST, -ENOTEMPTY, -EISDIR, -ENOTDIR, -EINVAL
  * (directory into its own subtree), -EROFS, -EACCES, -ENOENT. */
 int gofer_rename(struct gofer_view *view, const char *old_base, const char *old_path,
@@ -202,6 +213,90 @@ int gofer_rename(struct gofer_view *view, const char *old_base, const char *old_
  */
 int gofer_chdir_resolve(struct gofer_view *view, const char *base, const char *path,
 			char *out, size_t out_size, struct gofer_lookup_info *info);
+
+/*
+ * Metadata and link operations (meta.c).  All follow the errno order of
+ * Linux (see meta.c); host binds are read-only (EROFS), skeleton
+ * directories and synthesized files are root's (EPERM/EACCES), in-memory
+ * trees behave as a tmpfs without user extended attributes.
+ */
+
+/* gofer_symlink - symlink(2): create @path holding @target (stored as given). */
+int gofer_symlink(struct gofer_view *view, const char *target, const char *base,
+		  const char *path, struct gofer_lookup_info *info);
+
+/* gofer_link - link(2)/linkat(2): a new name @new_path for @old_path
+ * (@follow: AT_SYMLINK_FOLLOW).  -EXDEV across trees, -EPERM for a
+ * directory or (protected_hardlinks) a file the sandbox may not read and
+ * write, -EEXIST, -EROFS, -EACCES. */
+int gofer_link(struct gofer_view *view, const char *old_base, const char *old_path,
+	       const char *new_base, const char *new_path, bool follow,
+	       struct gofer_lookup_info *info);
+
+/* gofer_fd_link - linkat(fd, "", ..., AT_EMPTY_PATH) or linkat of
+ * /proc/self/fd/N: give O_TMPFILE file @fd (supervisor's copy) a name.
+ * -ENOENT when @fd is not a linkable O_TMPFILE file of the view. */
+int gofer_fd_link(struct gofer_view *view, int fd, const char *new_base, const char *new_path,
+		  struct gofer_lookup_info *info);
+
+/* gofer_mknod - mknod(2): regular files in memory; -EPERM for device
+ * nodes (no CAP_MKNOD) and, not emulated yet, FIFOs and sockets;
+ * -EINVAL for an unknown type. */
+int gofer_mknod(struct gofer_view *view, const char *base, const char *path, mode_t mode,
+		dev_t dev, struct gofer_lookup_info *info);
+
+/* gofer_tmpfile - open(O_TMPFILE): an unnamed file in directory @path;
+ * returns the fd (owned by the caller) or -errno (-EINVAL without write
+ * access mode, -ENOTDIR, -EROFS, -EACCES, -ENOSPC). */
+int gofer_tmpfile(struct gofer_view *view, const char *base, const char *path, int flags,
+		  mode_t mode, struct gofer_lookup_info *info);
+
+/* gofer_setattr - chmod (@mode != (mode_t)-1, @uid/@gid ignored) or chown
+ * (@mode == (mode_t)-1; -1 leaves an id unchanged) of @path.  @nofollow:
+ * act on a final symlink itself (chmod of a symlink: -EOPNOTSUPP). */
+int gofer_setattr(struct gofer_view *view, const char *base, const char *path, bool nofollow,
+		  mode_t mode, uid_t uid, gid_t gid, struct gofer_lookup_info *info);
+
+/* gofer_fd_setattr - fchmod/fchown of the object behind @fd. */
+int gofer_fd_setattr(struct gofer_view *view, int fd, mode_t mode, uid_t uid, gid_t gid);
+
+/* gofer_utimens - utimensat(2) of @path with @ts (2 entries, UTIME_NOW /
+ * UTIME_OMIT honoured) or NULL for now. */
+struct timespec;
+int gofer_utimens(struct gofer_view *view, const char *base, const char *path, bool nofollow,
+		  const struct timespec *ts, struct gofer_lookup_info *info);
+
+/* gofer_fd_utimens - futimens(3) of the object behind @fd. */
+int gofer_fd_utimens(struct gofer_view *view, int fd, const struct timespec *ts);
+
+/* gofer_truncate - truncate(2) of @path to @length bytes (-ENOSPC/-EFBIG
+ * past the quota). */
+int gofer_truncate(struct gofer_view *view, const char *base, const char *path, int64_t length,
+		   struct gofer_lookup_info *info);
+
+/*
+ * gofer_xattr / gofer_fd_xattr - extended attribute call @op: 'g' get
+ * (@name, into @buf of @size), 's' set (@name, value @buf/@size, @flags
+ * XATTR_CREATE/REPLACE), 'l' list (into @buf), 'r' remove.  Returns the
+ * byte count (get, list), 0, or -errno.  View objects have none (tmpfs
+ * without user xattrs: user.* -EOPNOTSUPP, trusted.* and security.*
+ * -ENODATA to read, -EPERM to write); host objects are read through.
+ */
+ssize_t gofer_xattr(struct gofer_view *view, const char *base, const char *path, bool nofollow,
+		    char op, const char *name, void *buf, size_t size, int flags,
+		    struct gofer_lookup_info *info);
+ssize_t gofer_fd_xattr(struct gofer_view *view, int fd, char op, const char *name, void *buf,
+		       size_t size, int flags);
+
+/* gofer_statfs - statfs(2) of @path: host binds report the host
+ * filesystem with ST_RDONLY, the rest gofer_view_statfs(). */
+struct statfs;
+int gofer_statfs(struct gofer_view *view, const char *base, const char *path, struct statfs *sf,
+		 struct gofer_lookup_info *info);
+
+/* gofer_view_statfs - the in-memory trees as a tmpfs: the store's size
+ * and free space under a quota. */
+void gofer_view_statfs(const struct gofer_view *view, struct statfs *sf);
 
 /*
  * Working with fds the sandbox holds.  The sentry fetches the task's fd with

@@ -25,7 +25,7 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-static void info_init(struct gofer_lookup_info *info)
+void gofer_info_init(struct gofer_lookup_info *info)
 {
 	if (info) {
 		info->view_path[0] = '\0';
@@ -35,7 +35,7 @@ static void info_init(struct gofer_lookup_info *info)
 }
 
 /* Copy the audit facts of @r into @info for a call ending with @rc. */
-static int finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc)
+int gofer_finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc)
 {
 	if (info) {
 		snprintf(info->view_path, sizeof(info->view_path), "%s", r->path);
@@ -48,7 +48,7 @@ static int finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc)
 }
 
 /* Mode, owner and group of the resolved object. */
-static int res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *gid)
+int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *gid)
 {
 	struct stat st;
 
@@ -67,7 +67,7 @@ static int res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *
 }
 
 /* The resolved object lives on a read-only host bind. */
-static bool res_is_host(const struct gofer_res *r)
+bool gofer_res_is_host(const struct gofer_res *r)
 {
 	return r->hfd >= 0 || (r->d && r->d->kind == GOFER_KIND_BIND);
 }
@@ -119,15 +119,16 @@ static int host_open(int hfd, mode_t mode, int flags)
 }
 
 /* Create a mem file @r->name in mem dir @r->pd. */
-static int create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
+int gofer_create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
 		       struct gofer_dentry **out)
 {
 	struct gofer_dentry *d;
-	char mname[256];
 	int rc, fd;
 
-	snprintf(mname, sizeof(mname), GOFER_MEMFD_PREFIX ":%.200s", r->name);
-	rc = gofer_memfd_new(mname, &fd);
+	rc = gofer_quota_check(v);
+	if (rc < 0)
+		return rc;
+	rc = gofer_file_new(v, r->name, &fd);
 	if (rc < 0)
 		return rc;
 	d = gofer_dentry_new(v, GOFER_KIND_MEMFILE, r->name, S_IFREG | (mode & 07777), v->cfg.uid,
@@ -137,6 +138,12 @@ static int create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
 		return -ENOMEM;
 	}
 	d->fd = fd;
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) == 0)
+			d->ino = st.st_ino;
+	}
 	rc = gofer_table_add(v, d, fd, false);
 	if (rc == 0)
 		rc = gofer_dentry_attach(r->pd, d);
@@ -145,6 +152,7 @@ static int create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
 		return rc;
 	}
 	gofer_dentry_touch(r->pd);
+	v->nfiles++;
 	*out = d;
 	return 0;
 }
@@ -154,7 +162,7 @@ static int create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
  * EROFS in a host bind, EACCES in a skeleton directory (root-owned and
  * never writable, whatever the sandbox uid), else the mem dir's bits.
  */
-static int may_modify_parent(const struct gofer_view *v, const struct gofer_res *r)
+int gofer_may_modify_parent(const struct gofer_view *v, const struct gofer_res *r)
 {
 	if (r->parent_host)
 		return -EROFS;
@@ -164,7 +172,7 @@ static int may_modify_parent(const struct gofer_view *v, const struct gofer_res 
 }
 
 /* Sticky directory: only the owner of the entry or of the directory may remove it. */
-static int check_sticky(const struct gofer_view *v, const struct gofer_dentry *dir,
+int gofer_check_sticky(const struct gofer_view *v, const struct gofer_dentry *dir,
 			const struct gofer_dentry *child)
 {
 	if (!(dir->mode & S_ISVTX) || dir->uid == v->cfg.uid || child->uid == v->cfg.uid)
@@ -181,7 +189,7 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 	uid_t uid = 0;
 	gid_t gid = 0;
 
-	rc = res_attr(r, &mode, &uid, &gid);
+	rc = gofer_res_attr(r, &mode, &uid, &gid);
 	if (rc < 0)
 		return rc;
 	is_dir = S_ISDIR(mode);
@@ -221,7 +229,7 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 	if (is_dir && (want & W_OK))
 		return -EISDIR;
 	/* Read-only mount: EROFS before any permission check (may_open). */
-	if (res_is_host(r) && (want & W_OK))
+	if (gofer_res_is_host(r) && (want & W_OK))
 		return -EROFS;
 	if (!created) {
 		rc = gofer_perm_check(v, mode, uid, gid, want);
@@ -267,9 +275,9 @@ int gofer_open(struct gofer_view *view, const char *base, const char *path, int 
 	bool created = false;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	if ((flags & O_TMPFILE) == O_TMPFILE)
-		return -EOPNOTSUPP;
+		return gofer_tmpfile(view, base, path, flags, mode, info);
 	if (flags & O_PATH)
 		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	/* O_CREAT|O_EXCL never follows a final symlink (it is EEXIST). */
@@ -279,23 +287,23 @@ int gofer_open(struct gofer_view *view, const char *base, const char *path, int 
 		wf |= GOFER_WALK_PARENT;
 	rc = gofer_resolve(view, base, path, wf, &r);
 	if (rc < 0)
-		return finish(info, &r, rc);
+		return gofer_finish(info, &r, rc);
 	if (!r.exists) {
 		if (!(flags & O_CREAT))
-			return finish(info, &r, -ENOENT);
+			return gofer_finish(info, &r, -ENOENT);
 		if (r.trailing_slash)
-			return finish(info, &r, -EISDIR);
-		rc = may_modify_parent(view, &r);
+			return gofer_finish(info, &r, -EISDIR);
+		rc = gofer_may_modify_parent(view, &r);
 		if (rc == 0)
-			rc = create_file(view, &r, mode, &r.d);
+			rc = gofer_create_file(view, &r, mode, &r.d);
 		if (rc < 0)
-			return finish(info, &r, rc);
+			return gofer_finish(info, &r, rc);
 		created = true;
 	} else if ((flags & O_CREAT) && (flags & O_EXCL)) {
-		return finish(info, &r, -EEXIST);
+		return gofer_finish(info, &r, -EEXIST);
 	}
 	rc = open_resolved(view, &r, flags, created);
-	return finish(info, &r, rc);
+	return gofer_finish(info, &r, rc);
 }
 
 int gofer_stat(struct gofer_view *view, const char *base, const char *path, bool nofollow,
@@ -304,7 +312,7 @@ int gofer_stat(struct gofer_view *view, const char *base, const char *path, bool
 	struct gofer_res r;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	rc = gofer_resolve(view, base, path, nofollow ? 0 : GOFER_WALK_FOLLOW, &r);
 	if (rc == 0 && !r.exists)
 		rc = -ENOENT;
@@ -316,7 +324,7 @@ int gofer_stat(struct gofer_view *view, const char *base, const char *path, bool
 			rc = gofer_dentry_stat(view, r.d, st);
 		}
 	}
-	return finish(info, &r, rc);
+	return gofer_finish(info, &r, rc);
 }
 
 int gofer_access(struct gofer_view *view, const char *base, const char *path, int amode,
@@ -328,7 +336,7 @@ int gofer_access(struct gofer_view *view, const char *base, const char *path, in
 	gid_t gid = 0;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	if (amode & ~(R_OK | W_OK | X_OK))
 		return -EINVAL;
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EACCESS | AT_EMPTY_PATH))
@@ -338,10 +346,10 @@ int gofer_access(struct gofer_view *view, const char *base, const char *path, in
 	if (rc == 0 && !r.exists)
 		rc = -ENOENT;
 	if (rc == 0 && amode != F_OK)
-		rc = res_attr(&r, &mode, &uid, &gid);
+		rc = gofer_res_attr(&r, &mode, &uid, &gid);
 	if (rc == 0 && amode != F_OK) {
 		/* sb_permission(): EROFS for regular files, directories and symlinks. */
-		if ((amode & W_OK) && res_is_host(&r) &&
+		if ((amode & W_OK) && gofer_res_is_host(&r) &&
 		    (S_ISREG(mode) || S_ISDIR(mode) || S_ISLNK(mode)))
 			rc = -EROFS;
 		else if ((amode & W_OK) && r.d && r.d->kind == GOFER_KIND_SKEL)
@@ -349,7 +357,7 @@ int gofer_access(struct gofer_view *view, const char *base, const char *path, in
 		else
 			rc = gofer_perm_check(view, mode, uid, gid, amode);
 	}
-	return finish(info, &r, rc);
+	return gofer_finish(info, &r, rc);
 }
 
 ssize_t gofer_readlink(struct gofer_view *view, const char *base, const char *path, char *buf,
@@ -359,7 +367,7 @@ ssize_t gofer_readlink(struct gofer_view *view, const char *base, const char *pa
 	ssize_t n = 0;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	if (size == 0)
 		return -EINVAL;
 	rc = gofer_resolve(view, base, path, 0, &r);
@@ -379,7 +387,7 @@ ssize_t gofer_readlink(struct gofer_view *view, const char *base, const char *pa
 			rc = -EINVAL;
 		}
 	}
-	rc = finish(info, &r, rc);
+	rc = gofer_finish(info, &r, rc);
 	return rc < 0 ? rc : n;
 }
 
@@ -390,26 +398,31 @@ int gofer_mkdir(struct gofer_view *view, const char *base, const char *path, mod
 	struct gofer_res r;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	rc = gofer_resolve(view, base, path, GOFER_WALK_PARENT, &r);
 	if (rc < 0)
-		return finish(info, &r, rc);
+		return gofer_finish(info, &r, rc);
 	if (r.exists || r.last != GOFER_LAST_NORM)
-		return finish(info, &r, -EEXIST);
-	rc = may_modify_parent(view, &r);
+		return gofer_finish(info, &r, -EEXIST);
+	rc = gofer_may_modify_parent(view, &r);
 	if (rc < 0)
-		return finish(info, &r, rc);
+		return gofer_finish(info, &r, rc);
+	rc = gofer_quota_check(view);
+	if (rc < 0)
+		return gofer_finish(info, &r, rc);
 	d = gofer_dentry_new(view, GOFER_KIND_MEMDIR, r.name, S_IFDIR | (mode & 01777), view->cfg.uid,
 			     view->cfg.gid);
 	if (!d)
-		return finish(info, &r, -ENOMEM);
+		return gofer_finish(info, &r, -ENOMEM);
+	d->counted = true;
+	view->nobjs++;
 	rc = gofer_dentry_attach(r.pd, d);
 	if (rc < 0) {
 		gofer_dentry_free(view, d);
-		return finish(info, &r, rc);
+		return gofer_finish(info, &r, rc);
 	}
 	gofer_dentry_touch(r.pd);
-	return finish(info, &r, 0);
+	return gofer_finish(info, &r, 0);
 }
 
 int gofer_unlink(struct gofer_view *view, const char *base, const char *path, bool rmdir,
@@ -419,45 +432,45 @@ int gofer_unlink(struct gofer_view *view, const char *base, const char *path, bo
 	struct gofer_res r;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	rc = gofer_resolve(view, base, path, GOFER_WALK_PARENT, &r);
 	if (rc < 0)
-		return finish(info, &r, rc);
+		return gofer_finish(info, &r, rc);
 	if (r.last != GOFER_LAST_NORM) {
 		if (!rmdir)
-			return finish(info, &r, -EISDIR);
-		return finish(info, &r, r.last == GOFER_LAST_DOT    ? -EINVAL :
+			return gofer_finish(info, &r, -EISDIR);
+		return gofer_finish(info, &r, r.last == GOFER_LAST_DOT    ? -EINVAL :
 					r.last == GOFER_LAST_DOTDOT ? -ENOTEMPTY :
 								      -EBUSY);
 	}
 	if (r.parent_host)
-		return finish(info, &r, -EROFS);	/* mnt_want_write() comes before the lookup */
+		return gofer_finish(info, &r, -EROFS);	/* mnt_want_write() comes before the lookup */
 	if (!r.exists)
-		return finish(info, &r, -ENOENT);
-	rc = may_modify_parent(view, &r);
+		return gofer_finish(info, &r, -ENOENT);
+	rc = gofer_may_modify_parent(view, &r);
 	if (rc < 0)
-		return finish(info, &r, rc);
+		return gofer_finish(info, &r, rc);
 	d = r.d;
-	rc = check_sticky(view, r.pd, d);
+	rc = gofer_check_sticky(view, r.pd, d);
 	if (rc < 0)
-		return finish(info, &r, rc);
+		return gofer_finish(info, &r, rc);
 	if (rmdir) {
 		if (!gofer_dentry_is_dir(d))
-			return finish(info, &r, -ENOTDIR);
+			return gofer_finish(info, &r, -ENOTDIR);
 		if (d->mount_root)
-			return finish(info, &r, -EBUSY);
+			return gofer_finish(info, &r, -EBUSY);
 		if (d->nchild)
-			return finish(info, &r, -ENOTEMPTY);
+			return gofer_finish(info, &r, -ENOTEMPTY);
 	} else {
 		if (gofer_dentry_is_dir(d))
-			return finish(info, &r, -EISDIR);
+			return gofer_finish(info, &r, -EISDIR);
 		if (d->mount_root)
-			return finish(info, &r, -EBUSY);
+			return gofer_finish(info, &r, -EBUSY);
 	}
 	gofer_dentry_detach(d);
 	gofer_dentry_free(view, d);
 	gofer_dentry_touch(r.pd);
-	return finish(info, &r, 0);
+	return gofer_finish(info, &r, 0);
 }
 
 /* Which filesystem the parent of a resolved name belongs to (EXDEV check). */
@@ -501,13 +514,13 @@ static int do_rename(struct gofer_view *v, struct gofer_res *ro, struct gofer_re
 		return -EEXIST;
 	if (od == nd)
 		return 0;
-	rc = may_modify_parent(v, ro);
+	rc = gofer_may_modify_parent(v, ro);
 	if (rc == 0)
-		rc = check_sticky(v, ro->pd, od);
+		rc = gofer_check_sticky(v, ro->pd, od);
 	if (rc == 0)
-		rc = may_modify_parent(v, rn);
+		rc = gofer_may_modify_parent(v, rn);
 	if (rc == 0 && nd)
-		rc = check_sticky(v, rn->pd, nd);
+		rc = gofer_check_sticky(v, rn->pd, nd);
 	if (rc < 0)
 		return rc;
 	if (nd) {
@@ -542,6 +555,62 @@ static int do_rename(struct gofer_view *v, struct gofer_res *ro, struct gofer_re
 	return 0;
 }
 
+/* renameat2(RENAME_EXCHANGE): swap two existing names atomically. */
+static int do_exchange(struct gofer_view *v, struct gofer_res *ro, struct gofer_res *rn)
+{
+	struct gofer_dentry *od, *nd, *op, *np, *p;
+	char *tmp;
+	int rc;
+
+	if (ro->last != GOFER_LAST_NORM || rn->last != GOFER_LAST_NORM)
+		return -EBUSY;
+	if (parent_fs(v, ro) != parent_fs(v, rn))
+		return -EXDEV;
+	if (ro->parent_host)
+		return -EROFS;
+	if (!ro->exists || !rn->exists)
+		return -ENOENT;
+	od = ro->d;
+	nd = rn->d;
+	if ((!gofer_dentry_is_dir(od) && ro->trailing_slash) ||
+	    (!gofer_dentry_is_dir(nd) && rn->trailing_slash))
+		return -ENOTDIR;
+	for (p = rn->pd; p; p = p->parent)
+		if (p == od)
+			return -EINVAL;
+	for (p = ro->pd; p; p = p->parent)
+		if (p == nd)
+			return -EINVAL;
+	if (od == nd)
+		return 0;
+	rc = gofer_may_modify_parent(v, ro);
+	if (rc == 0)
+		rc = gofer_check_sticky(v, ro->pd, od);
+	if (rc == 0)
+		rc = gofer_may_modify_parent(v, rn);
+	if (rc == 0)
+		rc = gofer_check_sticky(v, rn->pd, nd);
+	if (rc < 0)
+		return rc;
+	if (od->mount_root || nd->mount_root)
+		return -EBUSY;
+	/* Detach both first: each parent keeps room for the one coming in. */
+	op = ro->pd;
+	np = rn->pd;
+	gofer_dentry_detach(od);
+	gofer_dentry_detach(nd);
+	tmp = od->name;
+	od->name = nd->name;
+	nd->name = tmp;
+	gofer_dentry_attach(np, od);
+	gofer_dentry_attach(op, nd);
+	gofer_dentry_touch(op);
+	gofer_dentry_touch(np);
+	od->ctime = np->mtime;
+	nd->ctime = np->mtime;
+	return 0;
+}
+
 int gofer_rename(struct gofer_view *view, const char *old_base, const char *old_path,
 		 const char *new_base, const char *new_path, unsigned int flags,
 		 struct gofer_lookup_info *info)
@@ -549,27 +618,25 @@ int gofer_rename(struct gofer_view *view, const char *old_base, const char *old_
 	struct gofer_res ro, rn;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	if (flags & ~(unsigned int)(RENAME_NOREPLACE | RENAME_EXCHANGE))
-		return -EINVAL;
-	if (flags & RENAME_EXCHANGE)
 		return -EINVAL;
 	rc = gofer_resolve(view, old_base, old_path, GOFER_WALK_PARENT, &ro);
 	if (rc < 0)
-		return finish(info, &ro, rc);
+		return gofer_finish(info, &ro, rc);
 	rc = gofer_resolve(view, new_base, new_path, GOFER_WALK_PARENT, &rn);
 	if (rc < 0) {
 		gofer_res_release(&ro);
-		return finish(info, &rn, rc);
+		return gofer_finish(info, &rn, rc);
 	}
-	rc = do_rename(view, &ro, &rn, flags);
+	rc = (flags & RENAME_EXCHANGE) ? do_exchange(view, &ro, &rn) : do_rename(view, &ro, &rn, flags);
 	/* Audit the side that failed: the new path unless the old one was at fault. */
 	if (rc == -ENOENT || rc == -EBUSY || rc == 0) {
 		gofer_res_release(&rn);
-		return finish(info, &ro, rc);
+		return gofer_finish(info, &ro, rc);
 	}
 	gofer_res_release(&ro);
-	return finish(info, &rn, rc);
+	return gofer_finish(info, &rn, rc);
 }
 
 int gofer_chdir_resolve(struct gofer_view *view, const char *base, const char *path, char *out,
@@ -581,12 +648,12 @@ int gofer_chdir_resolve(struct gofer_view *view, const char *base, const char *p
 	gid_t gid = 0;
 	int rc;
 
-	info_init(info);
+	gofer_info_init(info);
 	rc = gofer_resolve(view, base, path, GOFER_WALK_FOLLOW, &r);
 	if (rc == 0 && !r.exists)
 		rc = -ENOENT;
 	if (rc == 0)
-		rc = res_attr(&r, &mode, &uid, &gid);
+		rc = gofer_res_attr(&r, &mode, &uid, &gid);
 	if (rc == 0 && !S_ISDIR(mode))
 		rc = -ENOTDIR;
 	if (rc == 0)
@@ -595,5 +662,5 @@ int gofer_chdir_resolve(struct gofer_view *view, const char *base, const char *p
 		rc = -ENAMETOOLONG;
 	if (rc == 0)
 		memcpy(out, r.path, strlen(r.path) + 1);
-	return finish(info, &r, rc);
+	return gofer_finish(info, &r, rc);
 }

@@ -114,6 +114,8 @@ static void table_remove_dentry(struct gofer_view *v, struct gofer_dentry *d)
 		if (*pp)
 			*pp = h->next;
 		if (h->fd >= 0) {
+			/* Handles the sandbox still holds report this mode (gofer_fd_stat). */
+			(void)fchmod(h->fd, d->mode & 07777);
 			close(h->fd);
 			v->nheld--;
 		}
@@ -180,6 +182,7 @@ struct gofer_dentry *gofer_dentry_new(struct gofer_view *v, enum gofer_kind kind
 	d->gid = gid;
 	d->fd = -1;
 	d->next_seq = 2;
+	d->link_next = d;
 	now(&d->mtime);
 	d->atime = d->ctime = d->mtime;
 	return d;
@@ -197,8 +200,52 @@ static void mounts_remove(struct gofer_view *v, struct gofer_dentry *d)
 	}
 }
 
+/* gofer_link_count - hard links of @d (1 for anything but a linked MEMFILE). */
+size_t gofer_link_count(const struct gofer_dentry *d)
+{
+	size_t n = 1;
+
+	for (const struct gofer_dentry *p = d->link_next; p != d; p = p->link_next)
+		n++;
+	return n;
+}
+
+/* Take @d out of its hard link ring, handing its inode table entries to
+ * the next member (the memfd stays reachable through the other names). */
+static bool link_unring(struct gofer_dentry *d)
+{
+	struct gofer_dentry *p = d, *next = d->link_next;
+	struct gofer_handle *h, *last = NULL;
+
+	if (next == d)
+		return false;
+	while (p->link_next != d)
+		p = p->link_next;
+	p->link_next = next;
+	d->link_next = d;
+	for (h = d->handles; h; h = h->d_next) {
+		h->d = next;
+		last = h;
+	}
+	if (last) {
+		last->d_next = next->handles;
+		next->handles = d->handles;
+		d->handles = NULL;
+	}
+	return true;
+}
+
 static void dentry_free_one(struct gofer_view *v, struct gofer_dentry *d)
 {
+	/* The last name of a mem file: its open fds now report nlink 0 and
+	 * the dentry's mode (gofer_fd_stat reads the memfd's own bits). */
+	if (d->kind == GOFER_KIND_MEMFILE && !link_unring(d) && d->fd >= 0) {
+		(void)fchmod(d->fd, d->mode & 07777);
+		if (v->nfiles)
+			v->nfiles--;
+	}
+	if (d->counted && v->nobjs)
+		v->nobjs--;
 	table_remove_dentry(v, d);
 	if (d->kind == GOFER_KIND_BIND || d->kind == GOFER_KIND_DEVICE)
 		mounts_remove(v, d);
@@ -419,7 +466,7 @@ int gofer_dentry_stat(const struct gofer_view *v, const struct gofer_dentry *d, 
 	case GOFER_KIND_SYNTH:
 		if (fstat(d->fd, st) < 0)
 			return -errno;
-		st->st_nlink = 1;
+		st->st_nlink = gofer_link_count(d);
 		st->st_rdev = 0;
 		st->st_blocks = (st->st_size + 4095) / 4096 * 8;
 		break;
@@ -463,7 +510,12 @@ struct gofer_view *gofer_view_new(const struct gofer_config *cfg, struct pv_erro
 		return NULL;
 	}
 	v->cfg = *cfg;
-	v->next_ino = 1;
+	v->next_ino = GOFER_INO_BASE;
+	v->store_fd = -1;
+	if (cfg->quota_bytes && gofer_store_open(v, err) < 0) {
+		free(v);
+		return NULL;
+	}
 	/*
 	 * The openat2 fast path lets the host kernel check search permission
 	 * on the directories it crosses; that equals our own check only when
@@ -495,6 +547,8 @@ void gofer_view_free(struct gofer_view *view)
 	free(view->snaps);
 	free(view->buckets);
 	free(view->mounts);
+	if (view->store_fd >= 0)
+		close(view->store_fd);
 	free(view);
 }
 
@@ -717,9 +771,10 @@ static int add_file(struct gofer_view *v, enum gofer_kind kind, const char *view
 	if (rc < 0)
 		return rc;
 	snprintf(mname, sizeof(mname), GOFER_MEMFD_PREFIX ":%.200s", name);
-	rc = gofer_memfd_new(mname, &fd);
+	rc = kind == GOFER_KIND_MEMFILE ? gofer_file_new(v, name, &fd) : gofer_memfd_new(mname, &fd);
 	if (rc < 0)
-		return pv_error_set(err, -rc, "gofer: %s: memfd_create failed", view_path);
+		return pv_error_set(err, -rc, "gofer: %s: cannot create the file: %s", view_path,
+				    strerror(-rc));
 	if (host_fd >= 0) {
 		char buf[65536];
 		off_t off = 0;
@@ -752,6 +807,12 @@ static int add_file(struct gofer_view *v, enum gofer_kind kind, const char *view
 	if (!d)
 		return pv_error_set(err, ENOMEM, "gofer: out of memory");
 	d->fd = pv_steal_fd(&fd);
+	{
+		struct stat st;
+
+		if (fstat(d->fd, &st) == 0)
+			d->ino = st.st_ino;
+	}
 	rc = gofer_table_add(v, d, d->fd, false);
 	if (rc < 0) {
 		gofer_dentry_free(v, d);
@@ -799,4 +860,42 @@ int gofer_view_add_symlink(struct gofer_view *view, const char *view_path, const
 		return pv_error_set(err, ENOMEM, "gofer: out of memory");
 	}
 	return attach_or_free(view, parent, d, view_path, err);
+}
+
+int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_error *err)
+{
+	struct gofer_dentry *d = view->root, *parent;
+	const char *p = view_path;
+	char comp[NAME_MAX + 1];
+
+	if (!view_path || view_path[0] != '/' || !view_path[1])
+		return pv_error_set(err, EINVAL, "gofer: cannot hide '%s'", view_path ? view_path : "");
+	while (*p) {
+		const char *q;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		q = strchrnul(p, '/');
+		n = (size_t)(q - p);
+		if (n > NAME_MAX)
+			return pv_error_set(err, ENAMETOOLONG, "gofer: name too long in '%s'", view_path);
+		if (!gofer_dentry_is_view_dir(d))
+			return pv_error_set(err, EINVAL,
+					    "gofer: '%s' lies inside a host bind or a file; hide its "
+					    "bind or mount a narrower host path instead", view_path);
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		d = gofer_dentry_find(d, comp);
+		if (!d)
+			return pv_error_set(err, ENOENT, "gofer: '%s' is not in the view", view_path);
+		p = q;
+	}
+	parent = d->parent;
+	gofer_dentry_detach(d);
+	gofer_dentry_free(view, d);
+	gofer_dentry_touch(parent);
+	return 0;
 }

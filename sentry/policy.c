@@ -164,3 +164,35 @@ int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv
 		return r;
 	return 0;
 }
+
+int policy_view_mount(struct gofer_view *view, const char *spec, struct pv_error *err)
+{
+	char buf[2 * PATH_MAX + 8], *host, *sandbox, *mode;
+
+	if (strlen(spec) >= sizeof(buf))
+		return pv_error_set(err, ENAMETOOLONG, "mount specification too long");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	host = buf;
+	sandbox = strchr(buf, ':');
+	if (!sandbox)
+		return pv_error_set(err, EINVAL, "expected HOST:SANDBOX[:ro]");
+	*sandbox++ = '\0';
+	mode = strchr(sandbox, ':');
+	if (mode) {
+		*mode++ = '\0';
+		if (!strcmp(mode, "rw"))
+			return pv_error_set(err, EOPNOTSUPP,
+					    "read-write host binds are not offered yet; use :ro "
+					    "and --output-dir for results");
+		if (strcmp(mode, "ro"))
+			return pv_error_set(err, EINVAL, "mode '%s' is not ro or rw", mode);
+	}
+	if (host[0] != '/')
+		return pv_error_set(err, EINVAL, "host path '%s' is not absolute", host);
+	return gofer_view_bind_host(view, host, sandbox, err);
+}
+
+int policy_view_hide(struct gofer_view *view, const char *path, struct pv_error *err)
+{
+	return gofer_view_hide(view, path, err);
+}

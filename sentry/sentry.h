@@ -253,6 +253,17 @@ struct json_t;
 struct json_t *result_json(const struct sentry_outcome *o, const struct result_artifacts *arts,
 			   const char *audit_path, const char *error);
 
+/*
+ * policy_view_mount - add the user's "HOST:SANDBOX[:ro]" mount @spec to
+ * @view (read-only host bind; SANDBOX absolute and canonical).  Returns 0
+ * or -errno with @err saying why (rw is refused: not offered yet).
+ */
+int policy_view_mount(struct gofer_view *view, const char *spec, struct pv_error *err);
+
+/* policy_view_hide - remove @path (a name of the view itself, not inside
+ * a host bind) and everything below it.  Returns 0 or -errno with @err. */
+int policy_view_hide(struct gofer_view *view, const char *path, struct pv_error *err);
+
 /* policy_miss_is_quiet - true when a lookup of @view_path failing as hidden
  * is expected of benign programs and gets no audit event. */
 bool policy_miss_is_quiet(const char *view_path);
