@@ -34,7 +34,8 @@
 
 /*
  * Most directory handles (and O_PATH symlink handles) a view keeps open at
- * once.  Each costs the supervisor one fd and one empty shmem inode (about
+ * once: one per in-memory directory or symlink ever opened (every open of
+ * it reopens the same handle inode).  Each costs the supervisor one fd and one empty shmem inode (about
  * 1 KiB of kernel memory) until its dentry goes away, whether or not the
  * sandbox still holds its copy; past this count gofer_open() of an
  * in-memory directory fails with -EMFILE instead of exhausting the

@@ -76,8 +76,14 @@ bool gofer_res_is_host(const struct gofer_res *r)
 static int handle_open(struct gofer_view *v, struct gofer_dentry *d, int flags)
 {
 	_cleanup_close_ int mfd = -1;
+	struct gofer_handle *h;
 	int rc, fd;
 
+	/* One handle inode per dentry: every open reopens it, which gives a
+	 * new open file description (its own directory position). */
+	for (h = d->handles; h; h = h->d_next)
+		if (h->fd >= 0)
+			return gofer_reopen(h->fd, flags);
 	if (v->nheld >= GOFER_MAX_HANDLES)
 		return -EMFILE;
 	rc = gofer_memfd_new(GOFER_HANDLE_NAME, &mfd);

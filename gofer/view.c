@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "gofer-internal.h"
@@ -511,6 +512,16 @@ struct gofer_view *gofer_view_new(const struct gofer_config *cfg, struct pv_erro
 	}
 	v->cfg = *cfg;
 	v->next_ino = GOFER_INO_BASE;
+	/* Every named file of the view holds one fd in the supervisor: allow
+	 * as many as the hard limit permits (quota_files may be 100000). */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	v->store_fd = -1;
 	if (cfg->quota_bytes && gofer_store_open(v, err) < 0) {
 		free(v);

@@ -11,7 +11,10 @@
 
 #include <errno.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Flags open(2) accepts; anything else is EINVAL for openat2 (openat
  * ignores unknown bits, as the kernel does). */
@@ -19,6 +22,22 @@
 	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK |  \
 	 O_DSYNC | O_SYNC | O_ASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | \
 	 O_NOATIME | O_CLOEXEC | O_PATH | O_TMPFILE)
+
+/* A read-only, non-blocking-free stand-in for O_PATH fd @fd (see do_openat). */
+static int open_path_standin(int fd)
+{
+	char p[64];
+	int r, fl;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	r = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r < 0)
+		return errno == ELOOP ? -ELOOP : -errno;
+	fl = fcntl(r, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(r, F_SETFL, fl & ~O_NONBLOCK);
+	return r;
+}
 
 static struct syscall_ret do_openat(struct syscall_ctx *ctx, int dirfd, uint64_t path_addr,
 				    int flags, mode_t mode)
@@ -40,6 +59,37 @@ static struct syscall_ret do_openat(struct syscall_ctx *ctx, int dirfd, uint64_t
 	fd = gofer_open(ctx->sentry->view, base, path, flags & ~O_CLOEXEC, mode, &info);
 	if (fd < 0)
 		return view_result(ctx, fd, &info, path);
+	if (flags & O_PATH) {
+		/*
+		 * SECCOMP_IOCTL_NOTIF_ADDFD takes its file with fget(), which
+		 * refuses O_PATH files (EBADF).  Inject a read-only open of
+		 * the same object instead: it works as a dirfd, for fstat and
+		 * fchdir as an O_PATH fd does, but read() on it succeeds and
+		 * F_GETFL lacks O_PATH (docs/compat.md).  Objects the
+		 * supervisor may not read stay unreachable: the open fails.
+		 */
+		struct stat st;
+		unsigned int bits;
+		int ro;
+
+		/* The stand-in can be read: only when the sandbox may read it. */
+		if (gofer_fd_stat(ctx->sentry->view, fd, &st) < 0) {
+			close(fd);
+			return syscall_errno(EACCES);
+		}
+		bits = st.st_uid == ctx->sentry->cfg->uid   ? (st.st_mode >> 6) & 7 :
+		       st.st_gid == ctx->sentry->cfg->gid ? (st.st_mode >> 3) & 7 :
+							    st.st_mode & 7;
+		if (!(bits & 4)) {
+			close(fd);
+			return syscall_errno(EACCES);
+		}
+		ro = open_path_standin(fd);
+		close(fd);
+		if (ro < 0)
+			return syscall_errno(-ro);
+		fd = ro;
+	}
 	return syscall_inject(fd, flags & O_CLOEXEC);
 }
 

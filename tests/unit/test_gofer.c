@@ -542,8 +542,21 @@ static void test_open_creat_excl(void **state)
 			 -ENOENT);
 	assert_int_equal(gofer_open(f->v, "/", "/workspace/missing", O_RDONLY, 0, &f->info),
 			 -ENOENT);
+	/* O_TMPFILE names a directory: missing is ENOENT, a file ENOTDIR */
 	assert_int_equal(gofer_open(f->v, "/", "/workspace/x", O_RDWR | O_TMPFILE, 0600, &f->info),
-			 -EOPNOTSUPP);
+			 -ENOENT);
+	assert_int_equal(gofer_open(f->v, "/", "/workspace", O_RDONLY | O_TMPFILE, 0600, &f->info),
+			 -EINVAL);
+	{
+		struct stat tst;
+		int tfd = gofer_open(f->v, "/", "/workspace", O_RDWR | O_TMPFILE, 0640, &f->info);
+
+		assert_true(tfd >= 0);
+		assert_int_equal(gofer_fd_stat(f->v, tfd, &tst), 0);
+		assert_int_equal(tst.st_nlink, 0);
+		assert_int_equal(tst.st_mode, S_IFREG | 0640);
+		close(tfd);
+	}
 	/* O_CREAT through a dangling in-memory symlink creates its target */
 	{
 		struct pv_error err = { 0 };
@@ -752,7 +765,7 @@ static void test_rename(void **state)
 			 -ENOENT);
 	assert_int_equal(gofer_rename(f->v, "/", "/workspace/r/b", "/", "/workspace/r/c",
 				      RENAME_EXCHANGE, &f->info),
-			 -EINVAL);
+			 -ENOENT);
 	/* a directory over an empty directory */
 	assert_int_equal(gofer_rename(f->v, "/", "/workspace/r/sub", "/", "/workspace/r/empty", 0,
 				      &f->info),
