@@ -8,7 +8,8 @@
  * host symlinks such as /bin -> usr/bin are mirrored as view symlinks.
  * Synthesized: /etc/passwd, group, hostname, hosts, resolv.conf.  Devices:
  * null, zero, full, random, urandom.  In memory and writable: /workspace
- * (the working directory), /tmp, /home/sandbox (HOME).  Everything else,
+ * (the working directory), /tmp, /home/sandbox (HOME), /dev/shm (POSIX
+ * semaphores and shared memory of multiprocessing).  Everything else,
  * /root, other homes, /proc, /sys, /run, /var, the rest of /etc, does not
  * exist.
  */
@@ -160,7 +161,8 @@ int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv
 
 	if ((r = gofer_view_add_mem_dir(view, "/workspace", 0755, err)) < 0 ||
 	    (r = gofer_view_add_mem_dir(view, "/tmp", 01777, err)) < 0 ||
-	    (r = gofer_view_add_mem_dir(view, "/home/sandbox", 0755, err)) < 0)
+	    (r = gofer_view_add_mem_dir(view, "/home/sandbox", 0755, err)) < 0 ||
+	    (r = gofer_view_add_mem_dir(view, "/dev/shm", 01777, err)) < 0)
 		return r;
 	return 0;
 }
