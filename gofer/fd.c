@@ -183,6 +183,7 @@ static unsigned char dtype_of(const struct gofer_dentry *d)
 	case GOFER_KIND_SYNTH:
 		return DT_REG;
 	case GOFER_KIND_SYMLINK:
+	case GOFER_KIND_MAGIC:
 		return DT_LNK;
 	case GOFER_KIND_DEVICE:
 	case GOFER_KIND_BIND:

@@ -57,6 +57,7 @@ enum gofer_kind {
 	GOFER_KIND_DEVICE,	/* host character device (O_PATH fd) */
 	GOFER_KIND_SYMLINK,	/* in-memory symlink */
 	GOFER_KIND_BIND,	/* read-only host bind (O_PATH fd of its host root) */
+	GOFER_KIND_MAGIC,	/* /proc/PID/fd/N of an object without a view path: fd holds it */
 };
 
 struct gofer_handle;
@@ -92,6 +93,7 @@ struct gofer_dentry {
 	 * group are kept equal on every member. */
 	struct gofer_dentry *link_next;
 	bool counted;			/* counts in view->nobjs (quota) */
+	bool proc_root;			/* SKEL: /proc, filled by the provider on entry */
 };
 
 /* First inode number of view dentries that are not memfd-backed files.
@@ -142,6 +144,10 @@ struct gofer_view {
 	dev_t store_dev;
 	uint64_t nobjs;			/* directories and symlinks the sandbox created */
 	uint64_t nfiles;		/* regular files with a name (memfd mode count) */
+
+	const struct gofer_proc_provider *proc;	/* /proc contents, or NULL */
+	void *proc_opaque;
+	struct gofer_dentry *proc_root;
 };
 
 /* Result of a path resolution (resolve.c). */
@@ -162,6 +168,7 @@ struct gofer_res {
 	bool hidden;			/* a miss in a hidden skeleton directory */
 	int last;			/* enum gofer_last */
 	bool trailing_slash;
+	bool follow_magic;		/* d is a MAGIC link reached with FOLLOW: the object */
 	char name[NAME_MAX + 1];	/* last component (LAST_NORM) */
 	char path[PATH_MAX];		/* canonical view path reached */
 };

@@ -118,6 +118,44 @@ int gofer_view_add_symlink(struct gofer_view *view, const char *view_path,
 int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_error *err);
 
 /*
+ * /proc.  The gofer knows nothing of tasks: the sentry registers a
+ * provider, and every resolution that enters /proc first asks it to
+ * (re)build /proc's contents for the calling task with the
+ * gofer_proc_add_* functions (paths relative to /proc, parents created as
+ * needed).  Files are sealed snapshots taken at that moment, links are
+ * in-memory symlinks; an fd link whose object has no view path (a pipe,
+ * a socket, an unlinked file) is a "magic" link holding the supervisor's
+ * copy of the fd: opening it reopens that object, as Linux does.
+ */
+struct gofer_proc_provider {
+	/* Rebuild /proc for the current call: gofer_proc_reset() then adds.
+	 * Returns 0 or -errno (the resolution then fails with it). */
+	int (*refresh)(void *opaque, struct gofer_view *view);
+};
+
+/* gofer_view_set_proc - create the empty /proc and register @p (borrowed, with @opaque). */
+int gofer_view_set_proc(struct gofer_view *view, const struct gofer_proc_provider *p,
+			void *opaque, struct pv_error *err);
+
+/* gofer_proc_reset - remove everything below /proc. */
+void gofer_proc_reset(struct gofer_view *view);
+
+/* gofer_proc_add_file - file @rel under /proc with @len bytes of @data (mode 0444, or 0400 when @private). */
+int gofer_proc_add_file(struct gofer_view *view, const char *rel, const void *data, size_t len,
+			bool private_file);
+
+/* gofer_proc_add_symlink - symlink @rel under /proc pointing to @target. */
+int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char *target);
+
+/* gofer_proc_add_dir - directory @rel under /proc (mode 0555). */
+int gofer_proc_add_dir(struct gofer_view *view, const char *rel);
+
+/* gofer_proc_add_fd - /proc/PID/fd/N entry @rel for the supervisor's copy
+ * @fd of a task's fd (always consumed): a symlink to the view path when the
+ * object has one, else a magic link showing @text (e.g. "pipe:[123]"). */
+int gofer_proc_add_fd(struct gofer_view *view, const char *rel, int fd, const char *text);
+
+/*
  * Marks a skeleton directory so that a lookup of a missing name in it is
  * reported as hidden (see gofer_lookup_info.hidden): the name may exist on
  * the host but the policy keeps it out of the view.  gofer_view_new() marks

@@ -52,6 +52,15 @@ int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *g
 {
 	struct stat st;
 
+	if (r->hfd < 0 && r->d && r->d->kind == GOFER_KIND_MAGIC && r->follow_magic) {
+		if (fstat(r->d->fd, &st) < 0)
+			return -errno;
+		*mode = st.st_mode;
+		*uid = st.st_uid;
+		*gid = st.st_gid;
+		return 0;
+	}
+
 	if (r->hfd >= 0 || r->d->kind == GOFER_KIND_BIND || r->d->kind == GOFER_KIND_DEVICE) {
 		if (fstat(r->hfd >= 0 ? r->hfd : r->d->fd, &st) < 0)
 			return -errno;
@@ -215,6 +224,10 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 			return fd;
 		}
 		switch (d->kind) {
+		case GOFER_KIND_MAGIC:
+			if (r->follow_magic)
+				return gofer_reopen(d->fd, O_PATH);
+			return handle_open(v, d, O_PATH);
 		case GOFER_KIND_SKEL:
 		case GOFER_KIND_MEMDIR:
 		case GOFER_KIND_SYMLINK:
@@ -246,6 +259,10 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 		return host_open(r->hfd, mode, flags);
 
 	switch (d->kind) {
+	case GOFER_KIND_MAGIC:
+		/* /proc/PID/fd/N of a pipe, socket or nameless file: reopen
+		 * the object itself (Linux's proc_fd_link semantics). */
+		return gofer_reopen(d->fd, acc | (flags & (STATUS_FLAGS | O_TRUNC)));
 	case GOFER_KIND_SKEL:
 	case GOFER_KIND_MEMDIR:
 		return handle_open(v, d, O_RDONLY | (flags & O_NONBLOCK));
@@ -326,6 +343,8 @@ int gofer_stat(struct gofer_view *view, const char *base, const char *path, bool
 		if (r.hfd >= 0) {
 			memset(st, 0, sizeof(*st));
 			rc = fstat(r.hfd, st) < 0 ? -errno : 0;
+		} else if (r.d->kind == GOFER_KIND_MAGIC && r.follow_magic) {
+			rc = gofer_fd_stat(view, r.d->fd, st);
 		} else {
 			rc = gofer_dentry_stat(view, r.d, st);
 		}
@@ -384,7 +403,7 @@ ssize_t gofer_readlink(struct gofer_view *view, const char *base, const char *pa
 			n = readlinkat(r.hfd, "", buf, size);
 			if (n < 0)
 				rc = errno == ENOENT ? -EINVAL : -errno;
-		} else if (r.d->kind == GOFER_KIND_SYMLINK) {
+		} else if (r.d->kind == GOFER_KIND_SYMLINK || r.d->kind == GOFER_KIND_MAGIC) {
 			size_t len = strlen(r.d->target);
 
 			n = (ssize_t)(len < size ? len : size);

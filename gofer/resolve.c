@@ -53,6 +53,7 @@ struct walker {
 	int links;
 	bool check_perm;
 	bool no_fast;
+	bool proc_fresh;		/* /proc rebuilt once for this resolution */
 };
 
 /*
@@ -406,6 +407,12 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 		last_type = GOFER_LAST_NORM;
 
 		if (!at_host(w)) {
+			if (w->d->proc_root && w->v->proc && !w->proc_fresh) {
+				rc = w->v->proc->refresh(w->v->proc_opaque, w->v);
+				if (rc < 0)
+					goto fail;
+				w->proc_fresh = true;
+			}
 			c = gofer_dentry_find(w->d, name);
 			if (!c) {
 				if (last)
@@ -421,6 +428,22 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 				if (rc < 0)
 					goto fail;
 				continue;
+			}
+			if (c->proc_root && w->v->proc && !w->proc_fresh) {
+				/* Entering /proc (or listing it): fill it first. */
+				rc = w->v->proc->refresh(w->v->proc_opaque, w->v);
+				if (rc < 0)
+					goto fail;
+				w->proc_fresh = true;
+			}
+			if (c->kind == GOFER_KIND_MAGIC) {
+				/* Only the final component can be a magic link. */
+				if (!last) {
+					rc = -ENOTDIR;
+					goto fail;
+				}
+				r->follow_magic = (flags & GOFER_WALK_FOLLOW) || trailing;
+				return final_view(w, c, trailing, r);
 			}
 			if (!gofer_dentry_is_dir(c)) {
 				if (!last || trailing) {

@@ -90,7 +90,7 @@ static int helper_mount(uid_t uid, gid_t gid, uint64_t bytes, uint64_t files)
 	if (syscall(__NR_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		goto fail;
 	mfd = (int)syscall(__NR_fsmount, fsfd, FSMOUNT_CLOEXEC,
-			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (mfd < 0)
 		goto fail;
 	close(fsfd);

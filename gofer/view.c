@@ -484,6 +484,7 @@ int gofer_dentry_stat(const struct gofer_view *v, const struct gofer_dentry *d, 
 		st->st_ctim = d->ctime;
 		break;
 	case GOFER_KIND_SYMLINK:
+	case GOFER_KIND_MAGIC:
 		st->st_nlink = 1;
 		st->st_size = (off_t)strlen(d->target);
 		st->st_atim = d->atime;
@@ -829,7 +830,10 @@ static int add_file(struct gofer_view *v, enum gofer_kind kind, const char *view
 		gofer_dentry_free(v, d);
 		return pv_error_set(err, -rc, "gofer: %s: out of memory", view_path);
 	}
-	return attach_or_free(v, parent, d, view_path, err);
+	rc = attach_or_free(v, parent, d, view_path, err);
+	if (rc == 0 && kind == GOFER_KIND_MEMFILE)
+		v->nfiles++;
+	return rc;
 }
 
 int gofer_view_add_mem_file(struct gofer_view *view, const char *view_path, int host_fd,

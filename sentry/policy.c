@@ -164,6 +164,14 @@ int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv
 	    (r = gofer_view_add_mem_dir(view, "/home/sandbox", 0755, err)) < 0 ||
 	    (r = gofer_view_add_mem_dir(view, "/dev/shm", 01777, err)) < 0)
 		return r;
+
+	/* /proc for the calling task, and the /dev links into it. */
+	if ((r = procfs_register(view, err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/fd", "/proc/self/fd", err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/stdin", "/proc/self/fd/0", err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/stdout", "/proc/self/fd/1", err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/stderr", "/proc/self/fd/2", err)) < 0)
+		return r;
 	return 0;
 }
 

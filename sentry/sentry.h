@@ -264,6 +264,14 @@ int policy_view_mount(struct gofer_view *view, const char *spec, struct pv_error
  * a host bind) and everything below it.  Returns 0 or -errno with @err. */
 int policy_view_hide(struct gofer_view *view, const char *path, struct pv_error *err);
 
+/*
+ * /proc (sentry/procfs.c).  procfs_register() makes the view's /proc and
+ * registers the provider that fills it for the calling task;
+ * procfs_enter() tells it which call is being handled (NULL after).
+ */
+int procfs_register(struct gofer_view *view, struct pv_error *err);
+void procfs_enter(struct syscall_ctx *ctx);
+
 /* policy_miss_is_quiet - true when a lookup of @view_path failing as hidden
  * is expected of benign programs and gets no audit event. */
 bool policy_miss_is_quiet(const char *view_path);
