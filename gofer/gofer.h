@@ -147,7 +147,8 @@ int gofer_proc_add_file(struct gofer_view *view, const char *rel, const void *da
 /* gofer_proc_add_symlink - symlink @rel under /proc pointing to @target. */
 int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char *target);
 
-/* gofer_proc_add_dir - directory @rel under /proc (mode 0555). */
+/* gofer_proc_add_dir - directory @rel under /proc (mode 0555); a top-level one
+ * (a pid directory) reports misses in it as hidden, like /proc itself. */
 int gofer_proc_add_dir(struct gofer_view *view, const char *rel);
 
 /* gofer_proc_add_fd - /proc/PID/fd/N entry @rel for the supervisor's copy

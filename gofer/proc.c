@@ -27,6 +27,8 @@ int gofer_view_set_proc(struct gofer_view *view, const struct gofer_proc_provide
 		return pv_error_set(err, ENOMEM, "gofer: out of memory");
 	}
 	d->proc_root = true;
+	/* Names /proc does not show (other processes) are policy hides. */
+	d->hidden = true;
 	view->proc = p;
 	view->proc_opaque = opaque;
 	view->proc_root = d;
@@ -114,6 +116,8 @@ int gofer_proc_add_dir(struct gofer_view *view, const char *rel)
 	d = gofer_dentry_new(view, GOFER_KIND_SKEL, name, S_IFDIR | 0555, 0, 0);
 	if (!d)
 		return -ENOMEM;
+	/* A pid directory: what it lacks (mem, environ, ...) is withheld. */
+	d->hidden = parent == view->proc_root;
 	return proc_attach(view, parent, d);
 }
 
