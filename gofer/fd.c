@@ -185,6 +185,8 @@ static unsigned char dtype_of(const struct gofer_dentry *d)
 	case GOFER_KIND_SYMLINK:
 	case GOFER_KIND_MAGIC:
 		return DT_LNK;
+	case GOFER_KIND_FIFO:
+		return DT_FIFO;
 	case GOFER_KIND_DEVICE:
 	case GOFER_KIND_BIND:
 		return (unsigned char)IFTODT(d->mode);

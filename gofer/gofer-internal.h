@@ -58,6 +58,7 @@ enum gofer_kind {
 	GOFER_KIND_SYMLINK,	/* in-memory symlink */
 	GOFER_KIND_BIND,	/* read-only host bind (O_PATH fd of its host root) */
 	GOFER_KIND_MAGIC,	/* /proc/PID/fd/N of an object without a view path: fd holds it */
+	GOFER_KIND_FIFO,	/* named pipe: O_PATH fd of an unnamed FIFO inode of the store */
 };
 
 struct gofer_handle;

@@ -271,6 +271,50 @@ int gofer_fd_link(struct gofer_view *view, int fd, const char *new_base, const c
 	return gofer_finish(info, &rn, rc);
 }
 
+/*
+ * A named pipe in the store: a real FIFO inode of the run's tmpfs, made
+ * under a private name, held by an O_PATH fd and unlinked from the store
+ * at once, so that opening the view name opens that FIFO (reader and
+ * writer meet in the kernel) while the supervisor holds neither end.
+ * Without a store (--disk-quota 0) there is nowhere to make one: EPERM.
+ */
+static int make_fifo(struct gofer_view *v, struct gofer_res *r, mode_t mode)
+{
+	static unsigned long long seq;
+	struct gofer_dentry *d;
+	char name[64];
+	int fd, rc;
+
+	if (v->store_fd < 0)
+		return -EPERM;
+	rc = gofer_quota_check(v);
+	if (rc < 0)
+		return rc;
+	snprintf(name, sizeof(name), "fifo-%llu", ++seq);
+	if (mknodat(v->store_fd, name, S_IFIFO | 0600, 0) < 0)
+		return -errno;
+	fd = openat(v->store_fd, name, O_PATH | O_CLOEXEC);
+	rc = fd < 0 ? -errno : 0;
+	(void)unlinkat(v->store_fd, name, 0);
+	if (rc < 0)
+		return rc;
+	d = gofer_dentry_new(v, GOFER_KIND_FIFO, r->name, S_IFIFO | mode, v->cfg.uid, v->cfg.gid);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	d->fd = fd;
+	rc = gofer_table_add(v, d, fd, false);
+	if (rc == 0)
+		rc = gofer_dentry_attach(r->pd, d);
+	if (rc < 0) {
+		gofer_dentry_free(v, d);
+		return rc;
+	}
+	gofer_dentry_touch(r->pd);
+	return 0;
+}
+
 int gofer_mknod(struct gofer_view *view, const char *base, const char *path, mode_t mode,
 		dev_t dev, struct gofer_lookup_info *info)
 {
@@ -302,9 +346,12 @@ int gofer_mknod(struct gofer_view *view, const char *base, const char *path, mod
 	rc = gofer_may_modify_parent(view, &r);
 	if (rc < 0)
 		return gofer_finish(info, &r, rc);
-	if (S_ISFIFO(mode) || S_ISSOCK(mode)) {
-		/* Named pipes and socket nodes have no in-memory backing yet:
-		 * refused (docs/compat.md). */
+	if (S_ISFIFO(mode)) {
+		rc = make_fifo(view, &r, mode & 07777);
+		return gofer_finish(info, &r, rc);
+	}
+	if (S_ISSOCK(mode)) {
+		/* Socket nodes have no in-memory backing: refused (docs/compat.md). */
 		return gofer_finish(info, &r, -EPERM);
 	}
 	rc = gofer_create_file(view, &r, mode & 07777, &d);

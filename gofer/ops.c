@@ -133,6 +133,30 @@ static int host_open(int hfd, mode_t mode, int flags)
 	return fd;
 }
 
+/*
+ * Open the view's FIFO @pfd (O_PATH) for @acc.  The sentry must not block:
+ * the open is non-blocking, then O_NONBLOCK is cleared unless asked for.
+ * A reader therefore never waits for a writer (it reads EOF until one
+ * comes), and a writer without a reader gets ENXIO instead of waiting
+ * (docs/compat.md).
+ */
+static int fifo_open(int pfd, int acc, int flags)
+{
+	int fd = gofer_reopen(pfd, acc | O_NONBLOCK | (flags & (STATUS_FLAGS & ~O_NONBLOCK)));
+
+	if (fd >= 0 && !(flags & O_NONBLOCK)) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+	}
+	return fd;
+}
+
 /* Create a mem file @r->name in mem dir @r->pd. */
 int gofer_create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
 		       struct gofer_dentry **out)
@@ -259,6 +283,8 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 		return host_open(r->hfd, mode, flags);
 
 	switch (d->kind) {
+	case GOFER_KIND_FIFO:
+		return fifo_open(d->fd, acc, flags);
 	case GOFER_KIND_MAGIC:
 		/* /proc/PID/fd/N of a pipe, socket or nameless file: reopen
 		 * the object itself (Linux's proc_fd_link semantics). */

@@ -483,6 +483,12 @@ int gofer_dentry_stat(const struct gofer_view *v, const struct gofer_dentry *d, 
 		st->st_mtim = d->mtime;
 		st->st_ctim = d->ctime;
 		break;
+	case GOFER_KIND_FIFO:
+		st->st_nlink = 1;
+		st->st_atim = d->atime;
+		st->st_mtim = d->mtime;
+		st->st_ctim = d->ctime;
+		break;
 	case GOFER_KIND_SYMLINK:
 	case GOFER_KIND_MAGIC:
 		st->st_nlink = 1;

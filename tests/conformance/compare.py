@@ -25,7 +25,7 @@ REASONS = [
      "network: socket() is refused (the network view is another issue)"),
     (r"openpty|/dev/pt|ptmx|tty", "no terminals: /dev/pts and /dev/ptmx are not in the view (deliberate)"),
     (r"/proc", "/proc is not in the view yet"),
-    (r"mkfifo|FIFO|fifo", "named pipes (mkfifo) are not emulated yet: EPERM"),
+    (r"mkfifo|FIFO|fifo", "named pipes: a blocking open of a FIFO does not wait for the other end"),
     (r"xattr|extended attribute",
      "in-memory trees are a tmpfs without user extended attributes (user.* is ENOTSUP)"),
     (r"pidfd_open", "pidfd_open is refused for now (process view, issue 4)"),

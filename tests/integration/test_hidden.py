@@ -66,7 +66,7 @@ def repo_file(source_dir):
 # below one of these names (a checkout in the host's /tmp, say) is invisible
 # because the sandbox has its own, empty tree there: ENOENT, but not a
 # policy hide, so no audit event is expected for it.
-MEM_TREES = ("/tmp", "/workspace", "/home/sandbox")
+MEM_TREES = ("/tmp", "/workspace", "/home/sandbox", "/dev/shm")
 
 
 def audited(path):
