@@ -506,6 +506,16 @@ static struct gofer_dentry *fd_dentry(struct gofer_view *v, int fd, struct stat 
 	return h ? h->d : NULL;
 }
 
+/*
+ * Is the object behind @fd (not in the view's tree) the sandbox's own: a
+ * nameless file of the view, or an object owned by the sandbox uid (pipes,
+ * sockets and memfds it made)?
+ */
+static bool anon_owned(const struct gofer_view *v, int fd, const struct stat *st)
+{
+	return gofer_is_view_file(v, fd) || st->st_uid == v->cfg.uid;
+}
+
 int gofer_fd_setattr(struct gofer_view *view, int fd, mode_t mode, uid_t uid, gid_t gid)
 {
 	struct stat st;
@@ -524,9 +534,12 @@ int gofer_fd_setattr(struct gofer_view *view, int fd, mode_t mode, uid_t uid, gi
 	if (rc == 0)
 		return -EROFS;
 	/* A file of the view without a name (unlinked, O_TMPFILE), or an
-	 * object of the sandbox's own (pipe, socket, memfd): its owner is the
-	 * sandbox and nothing else sees it, so the change applies to the
-	 * object itself; an ownership change is refused as Linux would. */
+	 * object the sandbox made (pipe, socket, memfd): the change applies
+	 * to the object itself.  Anything else (a host file inherited as a
+	 * standard stream) is not the sandbox's: EPERM, as Linux answers a
+	 * non-owner, and the supervisor's own rights never act for it. */
+	if (!anon_owned(view, fd, &st))
+		return -EPERM;
 	if (uid != (uid_t)-1 && uid != view->cfg.uid)
 		return -EPERM;
 	if (gid != (gid_t)-1 && gid != view->cfg.gid)
@@ -608,7 +621,10 @@ int gofer_fd_utimens(struct gofer_view *view, int fd, const struct timespec *ts)
 		return -EBADF;
 	if (gofer_fd_view_path(view, fd, vp, sizeof(vp)) == 0)
 		return -EROFS;
-	/* The sandbox's own object or a nameless view file. */
+	/* The sandbox's own object or a nameless view file (see gofer_fd_setattr). */
+	if (!anon_owned(view, fd, &st))
+		return ts && !(ts_special(&ts[0], UTIME_NOW) && ts_special(&ts[1], UTIME_NOW)) ?
+			       -EPERM : -EACCES;
 	return futimens(fd, ts) < 0 ? -errno : 0;
 }
 

@@ -62,6 +62,26 @@ def reason_for(tid, msg):
     return None
 
 
+BEGIN = "<!-- BEGIN cpython.sh output -->"
+END = "<!-- END cpython.sh output -->"
+
+
+def write_out(path, text):
+    """Write text to path, or between the BEGIN/END markers of an existing
+    document (docs/compat.md keeps its prose around the generated part)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    except FileNotFoundError:
+        old = ""
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = head + BEGIN + "\n" + text + END + tail
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--native", required=True)
@@ -128,8 +148,7 @@ def main():
     text = table + "\n\n## Differences\n" + "\n".join(details) + "\n"
     print(table)
     if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_out(a.out, text)
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=1)
