@@ -71,7 +71,7 @@ int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_si
 	if (rc < 0)
 		return rc == -ENAMETOOLONG ? rc : -EBADF;
 	/* A file the view made whose dentry is gone: removed from the view. */
-	if (is_view_memfd(hp) || gofer_is_store_file(view, &st))
+	if (is_view_memfd(hp) || gofer_is_store_file(view, &st) || gofer_is_store_dir(view, &st))
 		return -ENOENT;
 	if (hp[0] != '/')
 		return -EBADF;
@@ -133,7 +133,7 @@ int gofer_fd_stat(struct gofer_view *view, int fd, struct stat *st)
 	h = gofer_table_find(view, st->st_dev, st->st_ino);
 	if (h)
 		return gofer_dentry_stat(view, h->d, st);
-	if (gofer_is_store_file(view, st) ||
+	if (gofer_is_store_file(view, st) || gofer_is_store_dir(view, st) ||
 	    (S_ISREG(st->st_mode) && fd_host_path(fd, hp, sizeof(hp)) > 0 && is_view_memfd(hp))) {
 		/*
 		 * A file or directory of the view whose last name is gone (or
@@ -141,9 +141,10 @@ int gofer_fd_stat(struct gofer_view *view, int fd, struct stat *st)
 		 * the sandbox as owner and the mode the dentry had (copied
 		 * into the memfd's bits when it went away).
 		 */
-		bool dir = !gofer_is_store_file(view, st) &&
-			   strncmp(hp, "/memfd:" GOFER_HANDLE_NAME " ",
-				   sizeof("/memfd:" GOFER_HANDLE_NAME)) == 0;
+		bool dir = gofer_is_store_dir(view, st) ||
+			   (!gofer_is_store_file(view, st) &&
+			    strncmp(hp, "/memfd:" GOFER_HANDLE_NAME " ",
+				    sizeof("/memfd:" GOFER_HANDLE_NAME)) == 0);
 
 		st->st_dev = GOFER_VIEW_DEV;
 		st->st_nlink = 0;
@@ -285,6 +286,9 @@ ssize_t gofer_fd_getdents(struct gofer_view *view, int fd, void *buf, size_t siz
 			return -ENOTDIR;
 		return view_getdents(h->d, fd, buf, size);
 	}
+	/* A directory of the view removed since: empty, as Linux lists a deleted dir. */
+	if (gofer_is_store_dir(view, &st))
+		return 0;
 	if (!S_ISDIR(st.st_mode)) {
 		/* The handle of a directory removed since: empty, as Linux lists a deleted dir. */
 		if (S_ISREG(st.st_mode) && fd_host_path(fd, hp, sizeof(hp)) > 0 &&

@@ -145,6 +145,7 @@ struct gofer_view {
 	dev_t store_dev;
 	uint64_t nobjs;			/* directories and symlinks the sandbox created */
 	uint64_t nfiles;		/* regular files with a name (memfd mode count) */
+	uint64_t nstore_dirs;		/* directory handles held as store directories */
 
 	const struct gofer_proc_provider *proc;	/* /proc contents, or NULL */
 	void *proc_opaque;
@@ -195,6 +196,7 @@ int gofer_store_open(struct gofer_view *v, struct pv_error *err);
 int gofer_file_new(struct gofer_view *v, const char *name, int *out);
 int gofer_quota_check(const struct gofer_view *v);
 bool gofer_is_store_file(const struct gofer_view *v, const struct stat *st);
+bool gofer_is_store_dir(const struct gofer_view *v, const struct stat *st);
 
 /* resolve.c */
 int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsigned int flags,

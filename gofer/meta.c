@@ -839,12 +839,13 @@ void gofer_view_statfs(const struct gofer_view *view, struct statfs *sf)
 	memset(sf, 0, sizeof(*sf));
 	if (view->store_fd >= 0 && fstatfs(view->store_fd, sf) == 0) {
 		/* The store's own numbers; directories and symlinks count as files. */
-		uint64_t used = view->nobjs;
+		uint64_t used = (uint64_t)(sf->f_files - sf->f_ffree) - 1 - view->nstore_dirs +
+				view->nobjs;
 
-		sf->f_files -= 1;
-		sf->f_ffree = sf->f_ffree > used ? sf->f_ffree - used : 0;
-		if (sf->f_ffree > sf->f_files)
-			sf->f_ffree = sf->f_files;
+		if (view->cfg.quota_files) {
+			sf->f_files = view->cfg.quota_files;
+			sf->f_ffree = sf->f_files > used ? sf->f_files - used : 0;
+		}
 		memset(&sf->f_fsid, 0, sizeof(sf->f_fsid));
 		return;
 	}

@@ -95,12 +95,31 @@ static int handle_open(struct gofer_view *v, struct gofer_dentry *d, int flags)
 			return gofer_reopen(h->fd, flags);
 	if (v->nheld >= GOFER_MAX_HANDLES)
 		return -EMFILE;
-	rc = gofer_memfd_new(GOFER_HANDLE_NAME, &mfd);
-	if (rc < 0)
-		return rc;
-	/* Sealed empty: the sandbox can never store bytes in a handle. */
-	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
-		return -errno;
+	if (v->store_fd >= 0 && gofer_dentry_is_view_dir(d)) {
+		/* With a store: an empty directory of the store, removed from
+		 * it at once, so read() on the handle is EISDIR, flock works
+		 * as on a directory, and nothing can be created in it (every
+		 * *at() call is trapped and resolved in the view). */
+		static unsigned long long seq;
+		char name[64];
+
+		snprintf(name, sizeof(name), "dir-%llu", ++seq);
+		if (mkdirat(v->store_fd, name, 0700) < 0)
+			return -errno;
+		mfd = openat(v->store_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = mfd < 0 ? -errno : 0;
+		(void)unlinkat(v->store_fd, name, AT_REMOVEDIR);
+		if (rc < 0)
+			return rc;
+		v->nstore_dirs++;
+	} else {
+		rc = gofer_memfd_new(GOFER_HANDLE_NAME, &mfd);
+		if (rc < 0)
+			return rc;
+		/* Sealed empty: the sandbox can never store bytes in a handle. */
+		if (fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+			return -errno;
+	}
 	fd = gofer_reopen(mfd, flags);
 	if (fd < 0)
 		return fd;

@@ -82,7 +82,9 @@ static int helper_mount(uid_t uid, gid_t gid, uint64_t bytes, uint64_t files)
 	snprintf(opt, sizeof(opt), "%llu", (unsigned long long)bytes);
 	if (syscall(__NR_fsconfig, fsfd, FSCONFIG_SET_STRING, "size", opt, 0) < 0)
 		goto fail;
-	snprintf(opt, sizeof(opt), "%llu", (unsigned long long)files + 1);
+	/* The root, the files, and one directory per directory handle. */
+	snprintf(opt, sizeof(opt), "%llu",
+		 files ? (unsigned long long)files + 1 + GOFER_MAX_HANDLES : 0ULL);	/* 0: unlimited */
 	if (syscall(__NR_fsconfig, fsfd, FSCONFIG_SET_STRING, "nr_inodes", opt, 0) < 0)
 		goto fail;
 	if (syscall(__NR_fsconfig, fsfd, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0)
@@ -225,7 +227,8 @@ int gofer_quota_check(const struct gofer_view *v)
 	if (!v->cfg.quota_files)
 		return 0;
 	if (v->store_fd >= 0 && fstatfs(v->store_fd, &sf) == 0)
-		files = (uint64_t)(sf.f_files - sf.f_ffree) - 1;	/* minus the root */
+		/* minus the root and the directory handles the view holds */
+		files = (uint64_t)(sf.f_files - sf.f_ffree) - 1 - v->nstore_dirs;
 	else
 		files = v->nfiles;
 	return files + v->nobjs >= v->cfg.quota_files ? -ENOSPC : 0;
@@ -235,4 +238,10 @@ int gofer_quota_check(const struct gofer_view *v)
 bool gofer_is_store_file(const struct gofer_view *v, const struct stat *st)
 {
 	return v->store_fd >= 0 && st->st_dev == v->store_dev && S_ISREG(st->st_mode);
+}
+
+/* gofer_is_store_dir - @st is a directory handle of the store (held or left over). */
+bool gofer_is_store_dir(const struct gofer_view *v, const struct stat *st)
+{
+	return v->store_fd >= 0 && st->st_dev == v->store_dev && S_ISDIR(st->st_mode);
 }

@@ -115,8 +115,12 @@ static void table_remove_dentry(struct gofer_view *v, struct gofer_dentry *d)
 		if (*pp)
 			*pp = h->next;
 		if (h->fd >= 0) {
+			struct stat st;
+
 			/* Handles the sandbox still holds report this mode (gofer_fd_stat). */
 			(void)fchmod(h->fd, d->mode & 07777);
+			if (fstat(h->fd, &st) == 0 && gofer_is_store_dir(v, &st) && v->nstore_dirs)
+				v->nstore_dirs--;
 			close(h->fd);
 			v->nheld--;
 		}
