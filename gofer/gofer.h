@@ -278,9 +278,9 @@ int gofer_link(struct gofer_view *view, const char *old_base, const char *old_pa
 int gofer_fd_link(struct gofer_view *view, int fd, const char *new_base, const char *new_path,
 		  struct gofer_lookup_info *info);
 
-/* gofer_mknod - mknod(2): regular files in memory; -EPERM for device
- * nodes (no CAP_MKNOD) and, not emulated yet, FIFOs and sockets;
- * -EINVAL for an unknown type. */
+/* gofer_mknod - mknod(2): regular files in memory, FIFOs as FIFO inodes
+ * of the run's store (-EPERM without a store); -EPERM for device nodes
+ * (no CAP_MKNOD) and socket nodes; -EINVAL for an unknown type. */
 int gofer_mknod(struct gofer_view *view, const char *base, const char *path, mode_t mode,
 		dev_t dev, struct gofer_lookup_info *info);
 
