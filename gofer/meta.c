@@ -731,7 +731,8 @@ static ssize_t xattr_view(char op, const char *name, int flags)
 }
 
 /* xattr get/list on host object @hfd (O_PATH) through a read-only open. */
-static ssize_t xattr_host(int hfd, char op, const char *name, void *buf, size_t size)
+static ssize_t xattr_host(const struct gofer_view *v, int hfd, char op, const char *name,
+			  void *buf, size_t size)
 {
 	struct stat st;
 	ssize_t n;
@@ -755,6 +756,9 @@ static ssize_t xattr_host(int hfd, char op, const char *name, void *buf, size_t 
 			return rc;
 		if (ns == XNS_TRUSTED)
 			return -ENODATA;
+		/* xattr_permission(): user.* values need read access. */
+		if (ns == XNS_USER && gofer_perm_check(v, st.st_mode, st.st_uid, st.st_gid, R_OK) < 0)
+			return -EACCES;
 	}
 	fd = gofer_reopen(hfd, O_RDONLY | O_NONBLOCK | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 	if (fd < 0)
@@ -781,9 +785,9 @@ ssize_t gofer_xattr(struct gofer_view *view, const char *base, const char *path,
 	if (rc < 0)
 		return gofer_finish(info, &r, rc);
 	if (res_host_fd(&r, &hfd))
-		n = xattr_host(hfd, op, name, buf, size);
+		n = xattr_host(view, hfd, op, name, buf, size);
 	else if (r.d->kind == GOFER_KIND_DEVICE)
-		n = xattr_host(r.d->fd, op, name, buf, size);
+		n = xattr_host(view, r.d->fd, op, name, buf, size);
 	else
 		n = xattr_view(op, name, flags);
 	rc = gofer_finish(info, &r, n < 0 ? (int)n : 0);
@@ -803,7 +807,7 @@ ssize_t gofer_fd_xattr(struct gofer_view *view, int fd, char op, const char *nam
 	if (fd_dentry(view, fd, &st) || gofer_is_view_file(view, fd))
 		return xattr_view(op, name, flags);
 	if (gofer_fd_view_path(view, fd, vp, sizeof(vp)) == 0)
-		return xattr_host(fd, op, name, buf, size);
+		return xattr_host(view, fd, op, name, buf, size);
 	/* Pipes, sockets and the sandbox's own memfds: no xattrs offered. */
 	return op == 'l' ? 0 : -EOPNOTSUPP;
 }
