@@ -94,6 +94,7 @@ struct gofer_dentry {
 	 * group are kept equal on every member. */
 	struct gofer_dentry *link_next;
 	bool counted;			/* counts in view->nobjs (quota) */
+	bool magic;			/* SYMLINK: a /proc magic link (fd, cwd, exe, root) */
 	bool proc_root;			/* SKEL: /proc, filled by the provider on entry */
 };
 
@@ -178,6 +179,13 @@ struct gofer_res {
 /* Flags of gofer_resolve(). */
 #define GOFER_WALK_FOLLOW 0x1	/* follow a final symlink */
 #define GOFER_WALK_PARENT 0x2	/* caller may create/remove the final name: parent info needed */
+/* openat2(2) RESOLVE_* restrictions (gofer_open2). */
+#define GOFER_WALK_NO_SYMLINKS 0x10	/* ELOOP on any symlink to follow */
+#define GOFER_WALK_NO_MAGICLINKS 0x20	/* ELOOP on /proc magic links */
+#define GOFER_WALK_BENEATH 0x40		/* EXDEV on leaving the base (.., absolute) */
+#define GOFER_WALK_IN_ROOT 0x80		/* the base is "/" for this resolution */
+#define GOFER_WALK_NO_XDEV 0x200	/* EXDEV on crossing a mount */
+#define GOFER_WALK_RESOLVE_MASK 0x2f0
 
 /* ops.c: helpers shared with meta.c */
 void gofer_info_init(struct gofer_lookup_info *info);
@@ -197,6 +205,9 @@ int gofer_file_new(struct gofer_view *v, const char *name, int *out);
 int gofer_quota_check(const struct gofer_view *v);
 bool gofer_is_store_file(const struct gofer_view *v, const struct stat *st);
 bool gofer_is_store_dir(const struct gofer_view *v, const struct stat *st);
+
+int gofer_tmpfile_at(struct gofer_view *view, const char *base, const char *path, int flags,
+		     mode_t mode, unsigned int wf, struct gofer_lookup_info *info);
 
 /* resolve.c */
 int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsigned int flags,

@@ -144,8 +144,11 @@ void gofer_proc_reset(struct gofer_view *view);
 int gofer_proc_add_file(struct gofer_view *view, const char *rel, const void *data, size_t len,
 			bool private_file);
 
-/* gofer_proc_add_symlink - symlink @rel under /proc pointing to @target. */
-int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char *target);
+/* gofer_proc_add_symlink - symlink @rel under /proc pointing to @target;
+ * @magic: a magic link of Linux's procfs (fd, cwd, exe, root), which
+ * RESOLVE_NO_MAGICLINKS refuses to follow. */
+int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char *target,
+			   bool magic);
 
 /* gofer_proc_add_dir - directory @rel under /proc (mode 0555); a top-level one
  * (a pid directory) reports misses in it as hidden, like /proc itself. */
@@ -196,6 +199,19 @@ struct gofer_lookup_info {
  */
 int gofer_open(struct gofer_view *view, const char *base, const char *path, int flags,
 	       mode_t mode, struct gofer_lookup_info *info);
+
+/*
+ * gofer_open2 - gofer_open with openat2(2) @resolve flags (Linux's
+ * RESOLVE_* values): NO_SYMLINKS and NO_MAGICLINKS (-ELOOP), BENEATH
+ * (-EXDEV for an absolute path, an absolute symlink or ".." above @base),
+ * IN_ROOT (@base stands for "/"), NO_XDEV (-EXDEV when crossing into or out
+ * of a bind, an in-memory tree or /proc), CACHED (-EAGAIN with O_CREAT,
+ * O_TRUNC or O_TMPFILE).  Unknown bits or BENEATH|IN_ROOT: -EINVAL.  With
+ * BENEATH or IN_ROOT, @base must be the dirfd's view path even for an
+ * absolute @path.
+ */
+int gofer_open2(struct gofer_view *view, const char *base, const char *path, int flags,
+		mode_t mode, uint64_t resolve, struct gofer_lookup_info *info);
 
 /*
  * gofer_stat - stat(2)/lstat(2) of @path against @base.  @nofollow: do not

@@ -361,6 +361,13 @@ int gofer_mknod(struct gofer_view *view, const char *base, const char *path, mod
 int gofer_tmpfile(struct gofer_view *view, const char *base, const char *path, int flags,
 		  mode_t mode, struct gofer_lookup_info *info)
 {
+	return gofer_tmpfile_at(view, base, path, flags, mode, 0, info);
+}
+
+/* gofer_tmpfile with walker restrictions @wf (GOFER_WALK_* RESOLVE bits). */
+int gofer_tmpfile_at(struct gofer_view *view, const char *base, const char *path, int flags,
+		     mode_t mode, unsigned int wf, struct gofer_lookup_info *info)
+{
 	struct gofer_res r;
 	mode_t dmode = 0;
 	uid_t uid = 0;
@@ -370,7 +377,7 @@ int gofer_tmpfile(struct gofer_view *view, const char *base, const char *path, i
 	gofer_info_init(info);
 	if (acc != O_WRONLY && acc != O_RDWR)
 		return -EINVAL;
-	rc = gofer_resolve(view, base, path, GOFER_WALK_FOLLOW, &r);
+	rc = gofer_resolve(view, base, path, GOFER_WALK_FOLLOW | wf, &r);
 	if (rc == 0 && !r.exists)
 		rc = -ENOENT;
 	if (rc == 0)

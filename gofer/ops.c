@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/openat2.h>
 
 #include "gofer-internal.h"
 
@@ -338,14 +339,47 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 int gofer_open(struct gofer_view *view, const char *base, const char *path, int flags,
 	       mode_t mode, struct gofer_lookup_info *info)
 {
-	struct gofer_res r;
+	return gofer_open2(view, base, path, flags, mode, 0, info);
+}
+
+/* Linux RESOLVE_* bits to the walker's. */
+static unsigned int resolve_walk_flags(uint64_t resolve)
+{
 	unsigned int wf = 0;
+
+	if (resolve & RESOLVE_NO_XDEV)
+		wf |= GOFER_WALK_NO_XDEV;
+	if (resolve & RESOLVE_NO_MAGICLINKS)
+		wf |= GOFER_WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_NO_SYMLINKS)
+		wf |= GOFER_WALK_NO_SYMLINKS | GOFER_WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_BENEATH)
+		wf |= GOFER_WALK_BENEATH;
+	if (resolve & RESOLVE_IN_ROOT)
+		wf |= GOFER_WALK_IN_ROOT;
+	return wf;
+}
+
+int gofer_open2(struct gofer_view *view, const char *base, const char *path, int flags,
+		mode_t mode, uint64_t resolve, struct gofer_lookup_info *info)
+{
+	struct gofer_res r;
+	unsigned int wf = resolve_walk_flags(resolve);
 	bool created = false;
 	int rc;
 
 	gofer_info_init(info);
+	if (resolve & ~(uint64_t)(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+				  RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
+		return -EINVAL;
+	if ((resolve & RESOLVE_BENEATH) && (resolve & RESOLVE_IN_ROOT))
+		return -EINVAL;
+	/* RESOLVE_CACHED: the view is in memory, but creating or truncating
+	 * is never "cached" (openat2(2)). */
+	if ((resolve & RESOLVE_CACHED) && (flags & (O_CREAT | O_TRUNC | O_TMPFILE)))
+		return -EAGAIN;
 	if ((flags & O_TMPFILE) == O_TMPFILE)
-		return gofer_tmpfile(view, base, path, flags, mode, info);
+		return gofer_tmpfile_at(view, base, path, flags, mode, wf, info);
 	if (flags & O_PATH)
 		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	/* O_CREAT|O_EXCL never follows a final symlink (it is EEXIST). */

@@ -171,7 +171,8 @@ int gofer_proc_add_file(struct gofer_view *view, const char *rel, const void *da
 	return proc_attach(view, parent, d);
 }
 
-int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char *target)
+int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char *target,
+			   bool magic)
 {
 	struct gofer_dentry *parent, *d;
 	const char *name;
@@ -188,6 +189,7 @@ int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char 
 		gofer_dentry_free(view, d);
 		return -ENOMEM;
 	}
+	d->magic = magic;
 	return proc_attach(view, parent, d);
 }
 
@@ -201,7 +203,7 @@ int gofer_proc_add_fd(struct gofer_view *view, const char *rel, int fd, const ch
 	/* An object of the view with a name: an ordinary symlink to it. */
 	if (gofer_fd_view_path(view, fd, vp, sizeof(vp)) == 0) {
 		close(fd);
-		return gofer_proc_add_symlink(view, rel, vp);
+		return gofer_proc_add_symlink(view, rel, vp, true);
 	}
 	rc = proc_parent(view, rel, &parent, &name);
 	if (rc < 0) {

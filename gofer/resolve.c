@@ -54,7 +54,31 @@ struct walker {
 	bool check_perm;
 	bool no_fast;
 	bool proc_fresh;		/* /proc rebuilt once for this resolution */
+	unsigned int resolve;		/* GOFER_WALK_* RESOLVE restrictions */
+	size_t depth;			/* components below the base (BENEATH, IN_ROOT) */
+	const struct gofer_dentry *mnt;	/* mount of the position (NO_XDEV) */
 };
+
+/* The mount the position belongs to: a bind, a mem tree, /proc, or the root skeleton. */
+static const struct gofer_dentry *walker_mount(const struct walker *w)
+{
+	const struct gofer_dentry *d = w->d;
+
+	if (w->nh)
+		return d;
+	for (; d->parent; d = d->parent)
+		if (d->mount_root || d->proc_root)
+			return d;
+	return d;
+}
+
+/* After a move: EXDEV when NO_XDEV and the mount changed. */
+static int check_xdev(struct walker *w)
+{
+	if (!(w->resolve & GOFER_WALK_NO_XDEV))
+		return 0;
+	return walker_mount(w) == w->mnt ? 0 : -EXDEV;
+}
 
 /*
  * gofer_perm_check - may the sandbox user access an object of @mode owned
@@ -345,8 +369,21 @@ static int follow(struct walker *w, const char *t, size_t tlen, char *buf, char 
 	memmove(buf + tlen, rest, restlen + 1);
 	memcpy(buf, t, tlen);
 	*p = buf;
-	if (t[0] == '/')
-		walker_reset(w);
+	if (t[0] == '/') {
+		if (w->resolve & GOFER_WALK_BENEATH)
+			return -EXDEV;
+		if (w->resolve & GOFER_WALK_IN_ROOT) {
+			/* Back to the base, which stands for "/". */
+			while (w->depth) {
+				walker_up(w);
+				w->depth--;
+			}
+		} else {
+			walker_reset(w);
+		}
+		if (check_xdev(w) < 0)
+			return -EXDEV;
+	}
 	w->no_fast = false;
 	return 0;
 }
@@ -372,7 +409,8 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			p++;
 		if (!*p)
 			break;
-		if (!(flags & (GOFER_WALK_PARENT | WALK_BASE)) && w->check_perm && w->v->fast_host &&
+		if (!(flags & (GOFER_WALK_PARENT | WALK_BASE)) && !w->resolve && w->check_perm &&
+		    w->v->fast_host &&
 		    !w->no_fast && at_host(w) && !has_dotdot(p)) {
 			rc = try_fast(w, p, flags, r);
 			if (rc <= 0)
@@ -400,8 +438,21 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			continue;
 		}
 		if (n == 2 && name[0] == '.' && name[1] == '.') {
-			walker_up(w);
 			last_type = GOFER_LAST_DOTDOT;
+			if (w->resolve & (GOFER_WALK_BENEATH | GOFER_WALK_IN_ROOT)) {
+				if (w->depth == 0) {
+					if (w->resolve & GOFER_WALK_BENEATH) {
+						rc = -EXDEV;
+						goto fail;
+					}
+					continue;	/* IN_ROOT: ".." of the root is the root */
+				}
+				w->depth--;
+			}
+			walker_up(w);
+			rc = check_xdev(w);
+			if (rc < 0)
+				goto fail;
 			continue;
 		}
 		last_type = GOFER_LAST_NORM;
@@ -424,6 +475,11 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			if (c->kind == GOFER_KIND_SYMLINK) {
 				if (last && !(flags & GOFER_WALK_FOLLOW) && !trailing)
 					return final_view(w, c, trailing, r);
+				if ((w->resolve & GOFER_WALK_NO_SYMLINKS) ||
+				    (c->magic && (w->resolve & GOFER_WALK_NO_MAGICLINKS))) {
+					rc = -ELOOP;
+					goto fail;
+				}
 				rc = follow(w, c->target, strlen(c->target), buf, p, &p);
 				if (rc < 0)
 					goto fail;
@@ -443,6 +499,11 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 					goto fail;
 				}
 				r->follow_magic = (flags & GOFER_WALK_FOLLOW) || trailing;
+				if (r->follow_magic && (w->resolve & (GOFER_WALK_NO_SYMLINKS |
+								      GOFER_WALK_NO_MAGICLINKS))) {
+					rc = -ELOOP;
+					goto fail;
+				}
 				return final_view(w, c, trailing, r);
 			}
 			if (!gofer_dentry_is_dir(c)) {
@@ -452,12 +513,22 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 				}
 				return final_view(w, c, trailing, r);
 			}
-			if (last)
+			if (last) {
+				/* The final object may be a mount root: NO_XDEV looks at it too. */
+				if ((w->resolve & GOFER_WALK_NO_XDEV) && (c->mount_root || c->proc_root)) {
+					rc = -EXDEV;
+					goto fail;
+				}
 				return final_view(w, c, trailing, r);
+			}
 			rc = path_push(w, c->name);
 			if (rc < 0)
 				goto fail;
 			w->d = c;
+			w->depth++;
+			rc = check_xdev(w);
+			if (rc < 0)
+				goto fail;
 			continue;
 		}
 
@@ -483,6 +554,10 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 
 				if (last && !(flags & GOFER_WALK_FOLLOW) && !trailing)
 					return final_host(w, pv_steal_fd(&fd), name, trailing, r);
+				if (w->resolve & GOFER_WALK_NO_SYMLINKS) {
+					rc = -ELOOP;
+					goto fail;
+				}
 				tl = readlinkat(fd, "", t, sizeof(t));
 				if (tl < 0) {
 					rc = -errno;
@@ -510,6 +585,7 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			if (rc < 0)
 				goto fail;
 			fd = -1;
+			w->depth++;
 		}
 	}
 	if (flags & WALK_BASE)
@@ -556,7 +632,9 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 	if (strnlen(path, PATH_MAX) >= PATH_MAX)
 		return -ENAMETOOLONG;
 	walker_reset(&w);
-	if (path[0] != '/') {
+	if (path[0] == '/' && (flags & GOFER_WALK_BENEATH))
+		return -EXDEV;
+	if (path[0] != '/' || (flags & GOFER_WALK_IN_ROOT)) {
 		if (!base || base[0] != '/' || strnlen(base, PATH_MAX) >= PATH_MAX) {
 			rc = -EINVAL;
 			goto out;
@@ -569,6 +647,9 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 		w.check_perm = true;
 		w.links = 0;
 	}
+	w.resolve = flags & GOFER_WALK_RESOLVE_MASK;
+	w.depth = 0;
+	w.mnt = walker_mount(&w);
 	rc = walk(&w, path, flags, r);
 out:
 	while (w.nh)

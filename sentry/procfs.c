@@ -128,10 +128,10 @@ static int add_process(struct syscall_ctx *ctx, struct gofer_view *v, struct sen
 	if ((rc = add_text(v, dst, mounts_text)) < 0)
 		return rc;
 	snprintf(dst, sizeof(dst), "%d/cwd", pid);
-	if ((rc = gofer_proc_add_symlink(v, dst, p->cwd)) < 0)
+	if ((rc = gofer_proc_add_symlink(v, dst, p->cwd, true)) < 0)
 		return rc;
 	snprintf(dst, sizeof(dst), "%d/root", pid);
-	if ((rc = gofer_proc_add_symlink(v, dst, "/")) < 0)
+	if ((rc = gofer_proc_add_symlink(v, dst, "/", true)) < 0)
 		return rc;
 	/* exe: the host path of the program, which is its view path too (the
 	 * programs the sandbox can run live in host binds at the same path). */
@@ -140,7 +140,7 @@ static int add_process(struct syscall_ctx *ctx, struct gofer_view *v, struct sen
 	if (n > 0 && link[0] == '/') {
 		link[n] = '\0';
 		snprintf(dst, sizeof(dst), "%d/exe", pid);
-		if ((rc = gofer_proc_add_symlink(v, dst, link)) < 0)
+		if ((rc = gofer_proc_add_symlink(v, dst, link, true)) < 0)
 			return rc;
 	}
 	if (!caller)
@@ -228,12 +228,12 @@ static int proc_refresh(void *opaque, struct gofer_view *v)
 	s = ctx->sentry;
 
 	snprintf(buf, sizeof(buf), "%d", ctx->task->proc->tgid);
-	if ((rc = gofer_proc_add_symlink(v, "self", buf)) < 0)
+	if ((rc = gofer_proc_add_symlink(v, "self", buf, false)) < 0)
 		return rc;
 	snprintf(buf, sizeof(buf), "%d/task/%d", ctx->task->proc->tgid, ctx->task->tid);
-	if ((rc = gofer_proc_add_symlink(v, "thread-self", buf)) < 0)
+	if ((rc = gofer_proc_add_symlink(v, "thread-self", buf, false)) < 0)
 		return rc;
-	if ((rc = gofer_proc_add_symlink(v, "mounts", "self/mounts")) < 0)
+	if ((rc = gofer_proc_add_symlink(v, "mounts", "self/mounts", false)) < 0)
 		return rc;
 	for (struct sentry_proc *p = s->procs; p; p = p->next) {
 		rc = add_process(ctx, v, p, p == ctx->task->proc);

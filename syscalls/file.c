@@ -40,7 +40,7 @@ static int open_path_standin(int fd)
 }
 
 static struct syscall_ret do_openat(struct syscall_ctx *ctx, int dirfd, uint64_t path_addr,
-				    int flags, mode_t mode)
+				    int flags, mode_t mode, uint64_t resolve)
 {
 	struct gofer_lookup_info info = { 0 };
 	char path[PATH_MAX], base[PATH_MAX];
@@ -51,12 +51,16 @@ static struct syscall_ret do_openat(struct syscall_ctx *ctx, int dirfd, uint64_t
 		return ret;
 	if (path[0] == '\0')
 		return syscall_errno(ENOENT);
-	r = at_base(ctx, dirfd, path, base);
+	/* BENEATH and IN_ROOT are relative to the dirfd even for "/..." */
+	if (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT))
+		r = sentry_at_base(ctx, dirfd, base);
+	else
+		r = at_base(ctx, dirfd, path, base);
 	if (r < 0)
 		return syscall_errno(-r);
 	if (flags & (O_CREAT | O_TMPFILE))
 		mode = (mode & 07777) & ~ctx->task->proc->umask;
-	fd = gofer_open(ctx->sentry->view, base, path, flags & ~O_CLOEXEC, mode, &info);
+	fd = gofer_open2(ctx->sentry->view, base, path, flags & ~O_CLOEXEC, mode, resolve, &info);
 	if (fd < 0)
 		return view_result(ctx, fd, &info, path);
 	if (flags & O_PATH) {
@@ -95,17 +99,17 @@ static struct syscall_ret do_openat(struct syscall_ctx *ctx, int dirfd, uint64_t
 
 SYSCALL_HANDLER(open)
 {
-	return do_openat(ctx, AT_FDCWD, ARG(0), ARG_INT(1), (mode_t)ARG(2));
+	return do_openat(ctx, AT_FDCWD, ARG(0), ARG_INT(1), (mode_t)ARG(2), 0);
 }
 
 SYSCALL_HANDLER(openat)
 {
-	return do_openat(ctx, ARG_INT(0), ARG(1), ARG_INT(2), (mode_t)ARG(3));
+	return do_openat(ctx, ARG_INT(0), ARG(1), ARG_INT(2), (mode_t)ARG(3), 0);
 }
 
 SYSCALL_HANDLER(creat)
 {
-	return do_openat(ctx, AT_FDCWD, ARG(0), O_CREAT | O_WRONLY | O_TRUNC, (mode_t)ARG(1));
+	return do_openat(ctx, AT_FDCWD, ARG(0), O_CREAT | O_WRONLY | O_TRUNC, (mode_t)ARG(1), 0);
 }
 
 SYSCALL_HANDLER(openat2)
@@ -144,10 +148,11 @@ SYSCALL_HANDLER(openat2)
 		return syscall_errno(EINVAL);
 	if (how.mode && !(how.flags & (O_CREAT | O_TMPFILE)))
 		return syscall_errno(EINVAL);
-	/* RESOLVE_* restrict resolution further; the view is already the
-	 * boundary, and the scoping flags are not emulated yet (issue 3):
-	 * refuse rather than silently resolve more widely than asked. */
-	if (how.resolve)
-		return syscall_errno(EOPNOTSUPP);
-	return do_openat(ctx, ARG_INT(0), ARG(1), (int)how.flags, (mode_t)how.mode);
+	/* RESOLVE_* restrict the walk in the view (gofer_open2). */
+	if (how.resolve & ~(uint64_t)(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+				      RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
+		return syscall_errno(EINVAL);
+	if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
+		return syscall_errno(EINVAL);
+	return do_openat(ctx, ARG_INT(0), ARG(1), (int)how.flags, (mode_t)how.mode, how.resolve);
 }

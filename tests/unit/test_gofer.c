@@ -1280,7 +1280,7 @@ static int fake_refresh(void *opaque, struct gofer_view *v)
 
 	(*calls)++;
 	gofer_proc_reset(v);
-	if (gofer_proc_add_symlink(v, "self", "42") < 0 || gofer_proc_add_dir(v, "42") < 0 ||
+	if (gofer_proc_add_symlink(v, "self", "42", false) < 0 || gofer_proc_add_dir(v, "42") < 0 ||
 	    gofer_proc_add_file(v, "42/status", "Name:\tx\n", 8, false) < 0)
 		return -ENOMEM;
 	{

@@ -153,9 +153,52 @@ def main():
     probe("setxattr_flags")(lambda: cerr(libc.setxattr(b"f", b"trusted.x", b"1", 1, 7)))
     probe("getxattr_missing")(lambda: os.getxattr("nope", "trusted.x"))
 
+    # openat2 and RESOLVE_*
+    probe("openat2_plain")(lambda: oa2(-100, b"f", os.O_RDONLY, 0, 0))
+    probe("openat2_beneath_dotdot")(lambda: oa2(dfd(), b"../f", os.O_RDONLY, 0, 0x08))
+    probe("openat2_beneath_abs")(lambda: oa2(dfd(), b"/etc/hostname", os.O_RDONLY, 0, 0x08))
+    probe("openat2_beneath_inside")(lambda: oa2(dfd(), b"x", os.O_RDONLY, 0, 0x08))
+    probe("openat2_beneath_abs_symlink")(lambda: (os.symlink("/etc", "d/abs"),
+                                                  oa2(dfd(), b"abs/hostname", os.O_RDONLY, 0, 0x08))[1])
+    probe("openat2_in_root_abs")(lambda: oa2(dfd(), b"/x", os.O_RDONLY, 0, 0x10))
+    probe("openat2_in_root_dotdot")(lambda: oa2(dfd(), b"../../x", os.O_RDONLY, 0, 0x10))
+    probe("openat2_no_symlinks")(lambda: oa2(-100, b"s", os.O_RDONLY, 0, 0x04))
+    probe("openat2_no_symlinks_nofollow")(
+        lambda: oa2(-100, b"s", os.O_PATH | os.O_NOFOLLOW, 0, 0x04))
+    probe("openat2_no_magiclinks")(lambda: oa2(-100, b"/proc/self/fd/0", os.O_RDONLY, 0, 0x02))
+    probe("openat2_no_xdev_same")(lambda: oa2(-100, b"d/x", os.O_RDONLY, 0, 0x01))
+    probe("openat2_no_xdev_proc")(lambda: oa2(-100, b"/proc/self/status", os.O_RDONLY, 0, 0x01))
+    probe("openat2_cached_creat")(lambda: oa2(-100, b"nc", os.O_CREAT | os.O_WRONLY, 0o600, 0x20))
+    probe("openat2_bad_resolve")(lambda: oa2(-100, b"f", os.O_RDONLY, 0, 0x400))
+    probe("openat2_beneath_in_root")(lambda: oa2(-100, b"f", os.O_RDONLY, 0, 0x18))
+    probe("openat2_mode_without_creat")(lambda: oa2(-100, b"f", os.O_RDONLY, 0o600, 0))
+    probe("openat2_small_size")(lambda: oa2(-100, b"f", os.O_RDONLY, 0, 0, size=16))
+    probe("openat2_big_size_nonzero")(lambda: oa2(-100, b"f", os.O_RDONLY, 0, 0, size=40, tail=1))
+    probe("openat2_big_size_zero")(lambda: oa2(-100, b"f", os.O_RDONLY, 0, 0, size=40))
+
     # statfs
     probe("statvfs")(lambda: (os.statvfs(".").f_namemax, os.statvfs(".").f_bsize))
     print(json.dumps(OUT, sort_keys=True))
+
+
+_DFD = []
+
+
+def dfd():
+    if not _DFD:
+        if not os.path.exists("d/x"):
+            touch("d/x")
+        _DFD.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY))
+    return _DFD[0]
+
+
+def oa2(dirfd, path, flags, mode, resolve, size=24, tail=0):
+    buf = (ctypes.c_uint64 * 5)(flags, mode, resolve, tail, 0)
+    fd = libc.syscall(437, dirfd, ctypes.c_char_p(path), buf, ctypes.c_size_t(size))
+    if fd < 0:
+        return errno.errorcode.get(ctypes.get_errno(), "?")
+    os.close(fd)
+    return "ok"
 
 
 def fifo_io():
