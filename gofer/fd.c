@@ -50,6 +50,36 @@ static bool is_view_memfd(const char *hp)
 	return strncmp(hp, prefix, sizeof(prefix) - 1) == 0;
 }
 
+/*
+ * gofer_fd_bind - the bind (or device) whose host object @fd refers to,
+ * or NULL: the longest host path prefix among the view's mounts.
+ */
+const struct gofer_dentry *gofer_fd_bind(const struct gofer_view *view, int fd)
+{
+	char hp[PATH_MAX];
+	const struct gofer_dentry *best = NULL;
+	size_t best_len = 0;
+
+	if (fd_host_path(fd, hp, sizeof(hp)) < 0 || hp[0] != '/')
+		return NULL;
+	for (size_t i = 0; i < view->nmounts; i++) {
+		const struct gofer_dentry *m = view->mounts[i];
+		size_t ml = strlen(m->host_path);
+
+		if (m->kind == GOFER_KIND_DEVICE) {
+			if (!strcmp(hp, m->host_path))
+				return m;
+			continue;
+		}
+		if ((ml == 1 || (!strncmp(hp, m->host_path, ml) && (hp[ml] == '\0' || hp[ml] == '/'))) &&
+		    ml >= best_len) {
+			best = m;
+			best_len = ml;
+		}
+	}
+	return best;
+}
+
 int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_size)
 {
 	char hp[PATH_MAX];

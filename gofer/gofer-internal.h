@@ -72,6 +72,7 @@ struct gofer_dentry {
 	uid_t uid;
 	gid_t gid;
 	bool hidden;			/* SKEL: a miss in it is reported as hidden */
+	bool rw;			/* BIND: read-write host bind */
 	bool mount_root;		/* root of a mem tree or a bind: EBUSY on removal */
 	int fd;				/* memfd (MEMFILE, SYNTH), O_PATH (BIND, DEVICE), else -1 */
 	char *host_path;		/* BIND, DEVICE: canonical host path */
@@ -171,6 +172,7 @@ struct gofer_res {
 	bool hidden;			/* a miss in a hidden skeleton directory */
 	int last;			/* enum gofer_last */
 	bool trailing_slash;
+	int phfd;			/* owned O_PATH fd of the host parent (PARENT walks), else -1 */
 	bool follow_magic;		/* d is a MAGIC link reached with FOLLOW: the object */
 	char name[NAME_MAX + 1];	/* last component (LAST_NORM) */
 	char path[PATH_MAX];		/* canonical view path reached */
@@ -192,6 +194,7 @@ void gofer_info_init(struct gofer_lookup_info *info);
 int gofer_finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc);
 int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *gid);
 bool gofer_res_is_host(const struct gofer_res *r);
+bool gofer_res_host_rw(const struct gofer_res *r);
 int gofer_create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
 		      struct gofer_dentry **out);
 int gofer_may_modify_parent(const struct gofer_view *v, const struct gofer_res *r);
@@ -235,5 +238,6 @@ int gofer_memfd_new(const char *name, int *out);
 int gofer_reopen(int fd, int flags);
 size_t gofer_link_count(const struct gofer_dentry *d);
 bool gofer_is_view_file(const struct gofer_view *v, int fd);
+const struct gofer_dentry *gofer_fd_bind(const struct gofer_view *view, int fd);
 
 #endif

@@ -85,6 +85,15 @@ void gofer_view_free(struct gofer_view *view);
 int gofer_view_bind_host(struct gofer_view *view, const char *host_path,
 			 const char *view_path, struct pv_error *err);
 
+/* Bind host directory or file @host_path read-write at @view_path: the
+ * sandbox's changes below it are made on the host, component by component
+ * from O_PATH fds of the walk (no host symlink is ever followed), by the
+ * supervisor with the sandbox's own credentials, so the host kernel
+ * decides access.  -EPERM when the supervisor's credentials are not the
+ * sandbox's (pyvisor started as root).  Not counted in the quota. */
+int gofer_view_bind_host_rw(struct gofer_view *view, const char *host_path,
+			    const char *view_path, struct pv_error *err);
+
 /* Create an empty writable in-memory directory at @view_path owned by the
  * sandbox uid/gid with @mode. */
 int gofer_view_add_mem_dir(struct gofer_view *view, const char *view_path, mode_t mode,

@@ -80,6 +80,8 @@ int gofer_symlink(struct gofer_view *view, const char *target, const char *base,
 	if (r.trailing_slash)
 		return gofer_finish(info, &r, -ENOENT);
 	rc = gofer_may_modify_parent(view, &r);
+	if (rc == 0 && r.parent_host)
+		return gofer_finish(info, &r, symlinkat(target, r.phfd, r.name) < 0 ? -errno : 0);
 	if (rc == 0)
 		rc = gofer_quota_check(view);
 	if (rc < 0)
@@ -168,6 +170,31 @@ int gofer_link(struct gofer_view *view, const char *old_base, const char *old_pa
 	if (gofer_res_is_host(&ro) || rn.parent_host) {
 		bool same = gofer_res_is_host(&ro) && rn.parent_host && ro.bind == rn.bind;
 
+		if (same && gofer_res_host_rw(&rn) && rn.phfd >= 0 && ro.hfd >= 0) {
+			/* Inside one read-write bind: the host kernel links the
+			 * very object resolved (through its magic link); a
+			 * symlink is copied as a new symlink, so that no host
+			 * link is ever followed out of the view. */
+			char p[64], t[PATH_MAX];
+			struct stat st;
+			ssize_t tl;
+
+			if (fstat(ro.hfd, &st) == 0 && S_ISLNK(st.st_mode)) {
+				tl = readlinkat(ro.hfd, "", t, sizeof(t) - 1);
+				if (tl < 0) {
+					rc = -errno;
+				} else {
+					t[tl] = '\0';
+					rc = symlinkat(t, rn.phfd, rn.name) < 0 ? -errno : 0;
+				}
+				gofer_res_release(&ro);
+				return gofer_finish(info, &rn, rc);
+			}
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", ro.hfd);
+			rc = linkat(AT_FDCWD, p, rn.phfd, rn.name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+			gofer_res_release(&ro);
+			return gofer_finish(info, &rn, rc);
+		}
 		gofer_res_release(&ro);
 		return gofer_finish(info, &rn, same ? -EROFS : -EXDEV);
 	}
@@ -346,6 +373,8 @@ int gofer_mknod(struct gofer_view *view, const char *base, const char *path, mod
 	rc = gofer_may_modify_parent(view, &r);
 	if (rc < 0)
 		return gofer_finish(info, &r, rc);
+	if (r.parent_host)
+		return gofer_finish(info, &r, mknodat(r.phfd, r.name, mode, 0) < 0 ? -errno : 0);
 	if (S_ISFIFO(mode)) {
 		rc = make_fifo(view, &r, mode & 07777);
 		return gofer_finish(info, &r, rc);
@@ -384,8 +413,14 @@ int gofer_tmpfile_at(struct gofer_view *view, const char *base, const char *path
 		rc = gofer_res_attr(&r, &dmode, &uid, &gid);
 	if (rc == 0 && !S_ISDIR(dmode))
 		rc = -ENOTDIR;
-	if (rc == 0 && gofer_res_is_host(&r))
-		rc = -EROFS;
+	if (rc == 0 && gofer_res_is_host(&r)) {
+		if (!gofer_res_host_rw(&r))
+			return gofer_finish(info, &r, -EROFS);
+		fd = openat(r.hfd >= 0 ? r.hfd : r.d->fd, ".",
+			    O_TMPFILE | acc | (flags & (O_EXCL | O_APPEND | O_NONBLOCK)) | O_CLOEXEC,
+			    mode & 07777);
+		return gofer_finish(info, &r, fd < 0 ? -errno : fd);
+	}
 	if (rc == 0 && r.d->kind == GOFER_KIND_SKEL)
 		rc = -EACCES;
 	if (rc == 0)
@@ -479,6 +514,18 @@ static int setattr_dentry(struct gofer_view *v, struct gofer_dentry *d, mode_t m
 	return 0;
 }
 
+/* chmod/chown of host object @hfd (O_PATH) of a read-write bind. */
+static int host_setattr(int hfd, mode_t mode, uid_t uid, gid_t gid)
+{
+	char p[64];
+
+	if (mode != (mode_t)-1) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", hfd);
+		return fchmodat(AT_FDCWD, p, mode & 07777, 0) < 0 ? -errno : 0;
+	}
+	return fchownat(hfd, "", uid, gid, AT_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
 int gofer_setattr(struct gofer_view *view, const char *base, const char *path, bool nofollow,
 		  mode_t mode, uid_t uid, gid_t gid, struct gofer_lookup_info *info)
 {
@@ -497,7 +544,9 @@ int gofer_setattr(struct gofer_view *view, const char *base, const char *path, b
 		/* fchmodat2(AT_SYMLINK_NOFOLLOW) on a symlink: EOPNOTSUPP first. */
 		if (mode != (mode_t)-1 && fstat(hfd, &st) == 0 && S_ISLNK(st.st_mode))
 			return gofer_finish(info, &r, -EOPNOTSUPP);
-		return gofer_finish(info, &r, -EROFS);
+		if (!gofer_res_host_rw(&r))
+			return gofer_finish(info, &r, -EROFS);
+		return gofer_finish(info, &r, host_setattr(hfd, mode, uid, gid));
 	}
 	return gofer_finish(info, &r, setattr_dentry(view, r.d, mode, uid, gid));
 }
@@ -536,10 +585,17 @@ int gofer_fd_setattr(struct gofer_view *view, int fd, mode_t mode, uid_t uid, gi
 		return -EBADF;
 	if (fcntl(fd, F_GETFL) & O_PATH)
 		return -EBADF;
-	/* A host object of a bind: read-only mount. */
+	/* A host object of a bind: read-only mount, or the host kernel decides. */
 	rc = gofer_fd_view_path(view, fd, vp, sizeof(vp));
-	if (rc == 0)
-		return -EROFS;
+	if (rc == 0) {
+		const struct gofer_dentry *b = gofer_fd_bind(view, fd);
+
+		if (!b || !b->rw)
+			return -EROFS;
+		if (mode != (mode_t)-1)
+			return fchmod(fd, mode & 07777) < 0 ? -errno : 0;
+		return fchown(fd, uid, gid) < 0 ? -errno : 0;
+	}
 	/* A file of the view without a name (unlinked, O_TMPFILE), or an
 	 * object the sandbox made (pipe, socket, memfd): the change applies
 	 * to the object itself.  Anything else (a host file inherited as a
@@ -611,8 +667,16 @@ int gofer_utimens(struct gofer_view *view, const char *base, const char *path, b
 		rc = -ENOENT;
 	if (rc < 0)
 		return gofer_finish(info, &r, rc);
-	if (res_host_fd(&r, &hfd))
-		return gofer_finish(info, &r, -EROFS);
+	if (res_host_fd(&r, &hfd)) {
+		char p[64];
+
+		if (!gofer_res_host_rw(&r))
+			return gofer_finish(info, &r, -EROFS);
+		/* The object itself, a symlink included: never its target. */
+		(void)p;
+		rc = utimensat(hfd, "", ts, AT_EMPTY_PATH) < 0 ? -errno : 0;
+		return gofer_finish(info, &r, rc);
+	}
 	return gofer_finish(info, &r, utimens_dentry(view, r.d, ts));
 }
 
@@ -626,8 +690,13 @@ int gofer_fd_utimens(struct gofer_view *view, int fd, const struct timespec *ts)
 		return utimens_dentry(view, d, ts);
 	if (fstat(fd, &st) < 0)
 		return -EBADF;
-	if (gofer_fd_view_path(view, fd, vp, sizeof(vp)) == 0)
-		return -EROFS;
+	if (gofer_fd_view_path(view, fd, vp, sizeof(vp)) == 0) {
+		const struct gofer_dentry *b = gofer_fd_bind(view, fd);
+
+		if (!b || !b->rw)
+			return -EROFS;
+		return futimens(fd, ts) < 0 ? -errno : 0;
+	}
 	/* The sandbox's own object or a nameless view file (see gofer_fd_setattr). */
 	if (!anon_owned(view, fd, &st))
 		return ts && !(ts_special(&ts[0], UTIME_NOW) && ts_special(&ts[1], UTIME_NOW)) ?
@@ -659,8 +728,18 @@ int gofer_truncate(struct gofer_view *view, const char *base, const char *path, 
 		rc = -EISDIR;
 	if (rc == 0 && !S_ISREG(mode))
 		rc = -EINVAL;
-	if (rc == 0 && gofer_res_is_host(&r))
-		rc = -EROFS;
+	if (rc == 0 && gofer_res_is_host(&r)) {
+		int fd;
+
+		if (!gofer_res_host_rw(&r))
+			return gofer_finish(info, &r, -EROFS);
+		fd = gofer_reopen(r.hfd >= 0 ? r.hfd : r.d->fd, O_WRONLY | O_NONBLOCK);
+		if (fd < 0)
+			return gofer_finish(info, &r, fd);
+		rc = ftruncate(fd, (off_t)length) < 0 ? -errno : 0;
+		close(fd);
+		return gofer_finish(info, &r, rc);
+	}
 	if (rc == 0)
 		rc = gofer_perm_check(view, mode, uid, gid, W_OK);
 	if (rc == 0 && r.d->kind != GOFER_KIND_MEMFILE)
@@ -739,7 +818,7 @@ static ssize_t xattr_view(char op, const char *name, int flags)
 
 /* xattr get/list on host object @hfd (O_PATH) through a read-only open. */
 static ssize_t xattr_host(const struct gofer_view *v, int hfd, char op, const char *name,
-			  void *buf, size_t size)
+			  void *buf, size_t size, int flags, bool rw)
 {
 	struct stat st;
 	ssize_t n;
@@ -749,7 +828,22 @@ static ssize_t xattr_host(const struct gofer_view *v, int hfd, char op, const ch
 		enum xattr_ns ns;
 		int rc = xattr_name_ns(name, &ns);
 
-		return rc < 0 ? rc : -EROFS;
+		if (rc < 0)
+			return rc;
+		if (!rw)
+			return -EROFS;
+		if (fstat(hfd, &st) < 0)
+			return -errno;
+		if (S_ISLNK(st.st_mode))
+			return -EPERM;	/* user.* on a symlink; never follow it */
+		fd = gofer_reopen(hfd, O_RDONLY | O_NONBLOCK |
+					       (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+		if (fd < 0)
+			return fd;
+		n = op == 's' ? fsetxattr(fd, name, buf, size, flags) : fremovexattr(fd, name);
+		n = n < 0 ? -errno : 0;
+		close(fd);
+		return n;
 	}
 	if (fstat(hfd, &st) < 0)
 		return -errno;
@@ -792,9 +886,9 @@ ssize_t gofer_xattr(struct gofer_view *view, const char *base, const char *path,
 	if (rc < 0)
 		return gofer_finish(info, &r, rc);
 	if (res_host_fd(&r, &hfd))
-		n = xattr_host(view, hfd, op, name, buf, size);
+		n = xattr_host(view, hfd, op, name, buf, size, flags, gofer_res_host_rw(&r));
 	else if (r.d->kind == GOFER_KIND_DEVICE)
-		n = xattr_host(view, r.d->fd, op, name, buf, size);
+		n = xattr_host(view, r.d->fd, op, name, buf, size, flags, false);
 	else
 		n = xattr_view(op, name, flags);
 	rc = gofer_finish(info, &r, n < 0 ? (int)n : 0);
@@ -813,8 +907,11 @@ ssize_t gofer_fd_xattr(struct gofer_view *view, int fd, char op, const char *nam
 		return -EBADF;
 	if (fd_dentry(view, fd, &st) || gofer_is_view_file(view, fd))
 		return xattr_view(op, name, flags);
-	if (gofer_fd_view_path(view, fd, vp, sizeof(vp)) == 0)
-		return xattr_host(view, fd, op, name, buf, size);
+	if (gofer_fd_view_path(view, fd, vp, sizeof(vp)) == 0) {
+		const struct gofer_dentry *b = gofer_fd_bind(view, fd);
+
+		return xattr_host(view, fd, op, name, buf, size, flags, b && b->rw);
+	}
 	/* Pipes, sockets and the sandbox's own memfds: no xattrs offered. */
 	return op == 'l' ? 0 : -EOPNOTSUPP;
 }

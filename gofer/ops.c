@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <linux/openat2.h>
 
 #include "gofer-internal.h"
@@ -77,6 +79,14 @@ int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *g
 }
 
 /* The resolved object lives on a read-only host bind. */
+/* gofer_res_host_rw - the resolved object (or its host parent) lies in a read-write bind. */
+bool gofer_res_host_rw(const struct gofer_res *r)
+{
+	const struct gofer_dentry *b = r->bind ? r->bind : (r->d && r->d->kind == GOFER_KIND_BIND ? r->d : NULL);
+
+	return b && b->rw;
+}
+
 bool gofer_res_is_host(const struct gofer_res *r)
 {
 	return r->hfd >= 0 || (r->d && r->d->kind == GOFER_KIND_BIND);
@@ -177,6 +187,28 @@ static int fifo_open(int pfd, int acc, int flags)
 	return fd;
 }
 
+/* Open host object @hfd of a read-write bind for writing; the host kernel
+ * checks access (the supervisor has the sandbox's credentials there). */
+static int host_open_rw(int hfd, mode_t mode, int flags)
+{
+	int acc = flags & O_ACCMODE;
+
+	if (S_ISFIFO(mode))
+		return fifo_open(hfd, acc, flags);
+	return gofer_reopen(hfd, acc | (flags & (STATUS_FLAGS | O_TRUNC)));
+}
+
+/* Create @r->name in the host directory @r->phfd of a read-write bind. */
+static int host_create(struct gofer_res *r, int flags, mode_t mode)
+{
+	int fd = openat(r->phfd, r->name,
+			(flags & (O_ACCMODE | STATUS_FLAGS | O_TRUNC | O_EXCL)) | O_CREAT | O_NOFOLLOW |
+				O_CLOEXEC,
+			mode);
+
+	return fd < 0 ? -errno : fd;
+}
+
 /* Create a mem file @r->name in mem dir @r->pd. */
 int gofer_create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
 		       struct gofer_dentry **out)
@@ -224,7 +256,7 @@ int gofer_create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
 int gofer_may_modify_parent(const struct gofer_view *v, const struct gofer_res *r)
 {
 	if (r->parent_host)
-		return -EROFS;
+		return gofer_res_host_rw(r) && r->phfd >= 0 ? 0 : -EROFS;	/* the host kernel checks access */
 	if (!r->pd || r->pd->kind == GOFER_KIND_SKEL)
 		return -EACCES;
 	return gofer_perm_check(v, r->pd->mode, r->pd->uid, r->pd->gid, W_OK | X_OK);
@@ -292,13 +324,15 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 	if (is_dir && (want & W_OK))
 		return -EISDIR;
 	/* Read-only mount: EROFS before any permission check (may_open). */
-	if (gofer_res_is_host(r) && (want & W_OK))
+	if (gofer_res_is_host(r) && (want & W_OK) && !gofer_res_host_rw(r))
 		return -EROFS;
 	if (!created) {
 		rc = gofer_perm_check(v, mode, uid, gid, want);
 		if (rc < 0)
 			return rc;
 	}
+	if (r->hfd >= 0 && (want & W_OK))
+		return host_open_rw(r->hfd, mode, flags);
 	if (r->hfd >= 0)
 		return host_open(r->hfd, mode, flags);
 
@@ -313,6 +347,8 @@ static int open_resolved(struct gofer_view *v, struct gofer_res *r, int flags, b
 	case GOFER_KIND_MEMDIR:
 		return handle_open(v, d, O_RDONLY | (flags & O_NONBLOCK));
 	case GOFER_KIND_BIND:
+		if (want & W_OK)
+			return host_open_rw(d->fd, mode, flags);
 		return host_open(d->fd, mode, flags);
 	case GOFER_KIND_SYNTH:
 		if (want & W_OK)
@@ -396,6 +432,8 @@ int gofer_open2(struct gofer_view *view, const char *base, const char *path, int
 		if (r.trailing_slash)
 			return gofer_finish(info, &r, -EISDIR);
 		rc = gofer_may_modify_parent(view, &r);
+		if (rc == 0 && r.parent_host)
+			return gofer_finish(info, &r, host_create(&r, flags, mode));
 		if (rc == 0)
 			rc = gofer_create_file(view, &r, mode, &r.d);
 		if (rc < 0)
@@ -453,7 +491,7 @@ int gofer_access(struct gofer_view *view, const char *base, const char *path, in
 		rc = gofer_res_attr(&r, &mode, &uid, &gid);
 	if (rc == 0 && amode != F_OK) {
 		/* sb_permission(): EROFS for regular files, directories and symlinks. */
-		if ((amode & W_OK) && gofer_res_is_host(&r) &&
+		if ((amode & W_OK) && gofer_res_is_host(&r) && !gofer_res_host_rw(&r) &&
 		    (S_ISREG(mode) || S_ISDIR(mode) || S_ISLNK(mode)))
 			rc = -EROFS;
 		else if ((amode & W_OK) && r.d && r.d->kind == GOFER_KIND_SKEL)
@@ -511,6 +549,8 @@ int gofer_mkdir(struct gofer_view *view, const char *base, const char *path, mod
 	rc = gofer_may_modify_parent(view, &r);
 	if (rc < 0)
 		return gofer_finish(info, &r, rc);
+	if (r.parent_host)
+		return gofer_finish(info, &r, mkdirat(r.phfd, r.name, mode & 07777) < 0 ? -errno : 0);
 	rc = gofer_quota_check(view);
 	if (rc < 0)
 		return gofer_finish(info, &r, rc);
@@ -547,8 +587,11 @@ int gofer_unlink(struct gofer_view *view, const char *base, const char *path, bo
 					r.last == GOFER_LAST_DOTDOT ? -ENOTEMPTY :
 								      -EBUSY);
 	}
-	if (r.parent_host)
+	if (r.parent_host && !(gofer_res_host_rw(&r) && r.phfd >= 0))
 		return gofer_finish(info, &r, -EROFS);	/* mnt_want_write() comes before the lookup */
+	if (r.parent_host)
+		return gofer_finish(info, &r, unlinkat(r.phfd, r.name, rmdir ? AT_REMOVEDIR : 0) < 0 ?
+						      -errno : 0);
 	if (!r.exists)
 		return gofer_finish(info, &r, -ENOENT);
 	rc = gofer_may_modify_parent(view, &r);
@@ -589,6 +632,14 @@ static const void *parent_fs(const struct gofer_view *v, const struct gofer_res 
 	return &skel_fs;
 }
 
+/* rename inside one read-write bind: the host kernel decides. */
+static int host_rename(struct gofer_res *ro, struct gofer_res *rn, unsigned int flags)
+{
+	if (!gofer_res_host_rw(ro) || ro->phfd < 0 || rn->phfd < 0)
+		return -EROFS;
+	return syscall(SYS_renameat2, ro->phfd, ro->name, rn->phfd, rn->name, flags) < 0 ? -errno : 0;
+}
+
 static int do_rename(struct gofer_view *v, struct gofer_res *ro, struct gofer_res *rn,
 		     unsigned int flags)
 {
@@ -603,7 +654,7 @@ static int do_rename(struct gofer_view *v, struct gofer_res *ro, struct gofer_re
 	if (parent_fs(v, ro) != parent_fs(v, rn))
 		return -EXDEV;
 	if (ro->parent_host)
-		return -EROFS;
+		return host_rename(ro, rn, flags);
 	if (!ro->exists)
 		return -ENOENT;
 	od = ro->d;
@@ -671,7 +722,7 @@ static int do_exchange(struct gofer_view *v, struct gofer_res *ro, struct gofer_
 	if (parent_fs(v, ro) != parent_fs(v, rn))
 		return -EXDEV;
 	if (ro->parent_host)
-		return -EROFS;
+		return host_rename(ro, rn, RENAME_EXCHANGE);
 	if (!ro->exists || !rn->exists)
 		return -ENOENT;
 	od = ro->d;

@@ -55,6 +55,7 @@ struct walker {
 	bool no_fast;
 	bool proc_fresh;		/* /proc rebuilt once for this resolution */
 	unsigned int resolve;		/* GOFER_WALK_* RESOLVE restrictions */
+	bool want_parent;		/* GOFER_WALK_PARENT: keep the host parent's fd */
 	size_t depth;			/* components below the base (BENEATH, IN_ROOT) */
 	const struct gofer_dentry *mnt;	/* mount of the position (NO_XDEV) */
 };
@@ -315,6 +316,16 @@ static int final_view(struct walker *w, struct gofer_dentry *c, bool trailing, s
 	return join_path(r, w, c->name);
 }
 
+/* A PARENT walk ending in a host directory of a read-write bind keeps an
+ * O_PATH fd of that directory, for the *at() call that changes it. */
+static int keep_parent(struct walker *w, struct gofer_res *r)
+{
+	if (!w->want_parent || !w->d->rw)
+		return 0;
+	r->phfd = fcntl(host_base(w), F_DUPFD_CLOEXEC, 3);
+	return r->phfd < 0 ? -errno : 0;
+}
+
 /* Final object is host object @fd (owned by r on success), child of the current position. */
 static int final_host(struct walker *w, int fd, const char *name, bool trailing,
 		      struct gofer_res *r)
@@ -332,7 +343,7 @@ static int final_host(struct walker *w, int fd, const char *name, bool trailing,
 	r->last = GOFER_LAST_NORM;
 	r->trailing_slash = trailing;
 	memcpy(r->name, name, strlen(name) + 1);
-	return 0;
+	return keep_parent(w, r);
 }
 
 /* The final name does not exist; the current position is its parent. */
@@ -343,8 +354,13 @@ static int final_missing(struct walker *w, const char *name, bool trailing, stru
 	r->trailing_slash = trailing;
 	memcpy(r->name, name, strlen(name) + 1);
 	if (at_host(w)) {
+		int rc;
+
 		r->parent_host = true;
 		r->bind = w->d;
+		rc = keep_parent(w, r);
+		if (rc < 0)
+			return rc;
 	} else {
 		r->pd = w->d;
 		r->hidden = w->d->kind == GOFER_KIND_SKEL && w->d->hidden;
@@ -624,6 +640,7 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 
 	memset(r, 0, offsetof(struct gofer_res, path));
 	r->hfd = -1;
+	r->phfd = -1;
 	r->path[0] = '\0';
 	if (!path)
 		return -EFAULT;
@@ -648,6 +665,7 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 		w.links = 0;
 	}
 	w.resolve = flags & GOFER_WALK_RESOLVE_MASK;
+	w.want_parent = flags & GOFER_WALK_PARENT;
 	w.depth = 0;
 	w.mnt = walker_mount(&w);
 	rc = walk(&w, path, flags, r);
@@ -659,6 +677,9 @@ out:
 		if (r->hfd >= 0)
 			close(r->hfd);
 		r->hfd = -1;
+		if (r->phfd >= 0)
+			close(r->phfd);
+		r->phfd = -1;
 		r->exists = false;
 	}
 	return rc;
@@ -670,4 +691,7 @@ void gofer_res_release(struct gofer_res *r)
 	if (r->hfd >= 0)
 		close(r->hfd);
 	r->hfd = -1;
+	if (r->phfd >= 0)
+		close(r->phfd);
+	r->phfd = -1;
 }

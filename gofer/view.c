@@ -638,6 +638,31 @@ static int build_parent(struct gofer_view *v, const char *path, struct gofer_den
 	return 0;
 }
 
+/* The parent dentry and last name of existing canonical view path @path. */
+static int build_parent_find(struct gofer_view *v, const char *path, struct gofer_dentry **parent,
+			     const char **last)
+{
+	struct gofer_dentry *dir = v->root;
+	const char *p = path + 1, *q;
+	char comp[NAME_MAX + 1];
+
+	while ((q = strchr(p, '/'))) {
+		size_t n = (size_t)(q - p);
+
+		if (n > NAME_MAX)
+			return -EINVAL;
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		dir = gofer_dentry_find(dir, comp);
+		if (!dir)
+			return -ENOENT;
+		p = q + 1;
+	}
+	*parent = dir;
+	*last = p;
+	return 0;
+}
+
 /* Attach @d under @parent or free it. */
 static int attach_or_free(struct gofer_view *v, struct gofer_dentry *parent,
 			  struct gofer_dentry *d, const char *path, struct pv_error *err)
@@ -736,6 +761,32 @@ int gofer_view_bind_host(struct gofer_view *view, const char *host_path, const c
 			 struct pv_error *err)
 {
 	return add_host_node(view, GOFER_KIND_BIND, host_path, view_path, err);
+}
+
+int gofer_view_bind_host_rw(struct gofer_view *view, const char *host_path,
+			    const char *view_path, struct pv_error *err)
+{
+	struct gofer_dentry *parent;
+	const char *name;
+	int rc;
+
+	/* Writes on the host are made by the supervisor: only when its
+	 * credentials are the sandbox's does the host kernel check exactly
+	 * what the sandbox may do. */
+	if (geteuid() != view->cfg.uid || getegid() != view->cfg.gid)
+		return pv_error_set(err, EPERM,
+				    "gofer: a read-write bind needs pyvisor to run as the sandbox user "
+				    "(not as root)");
+	rc = add_host_node(view, GOFER_KIND_BIND, host_path, view_path, err);
+	if (rc < 0)
+		return rc;
+	if (build_parent_find(view, view_path, &parent, &name) == 0) {
+		struct gofer_dentry *d = gofer_dentry_find(parent, name);
+
+		if (d)
+			d->rw = true;
+	}
+	return 0;
 }
 
 int gofer_view_add_device(struct gofer_view *view, const char *host_path, const char *view_path,

@@ -190,15 +190,13 @@ int policy_view_mount(struct gofer_view *view, const char *spec, struct pv_error
 	mode = strchr(sandbox, ':');
 	if (mode) {
 		*mode++ = '\0';
-		if (!strcmp(mode, "rw"))
-			return pv_error_set(err, EOPNOTSUPP,
-					    "read-write host binds are not offered yet; use :ro "
-					    "and --output-dir for results");
-		if (strcmp(mode, "ro"))
+		if (strcmp(mode, "ro") && strcmp(mode, "rw"))
 			return pv_error_set(err, EINVAL, "mode '%s' is not ro or rw", mode);
 	}
 	if (host[0] != '/')
 		return pv_error_set(err, EINVAL, "host path '%s' is not absolute", host);
+	if (mode && !strcmp(mode, "rw"))
+		return gofer_view_bind_host_rw(view, host, sandbox, err);
 	return gofer_view_bind_host(view, host, sandbox, err);
 }
 

@@ -255,8 +255,8 @@ struct json_t *result_json(const struct sentry_outcome *o, const struct result_a
 
 /*
  * policy_view_mount - add the user's "HOST:SANDBOX[:ro]" mount @spec to
- * @view (read-only host bind; SANDBOX absolute and canonical).  Returns 0
- * or -errno with @err saying why (rw is refused: not offered yet).
+ * @view (a read-only host bind, read-write with ":rw"; SANDBOX absolute and
+ * canonical).  Returns 0 or -errno with @err saying why.
  */
 int policy_view_mount(struct gofer_view *view, const char *spec, struct pv_error *err);
 

@@ -54,12 +54,92 @@ def mount_and_hide(ctx):
 def refused(ctx):
     work = ctx.tmpdir()
     script = ctx.script(work, "nothing.py", "pass\n")
-    for args in (["--mount", f"{work}:/data:rw"], ["--mount", f"{work}"],
+    for args in (["--mount", f"{work}"],
                  ["--mount", f"relative:/data"], ["--mount", f"{work}:/data:rx"],
                  ["--hide", "/usr/lib"], ["--hide", "/nonexistent"], ["--hide", "/"]):
         run = ctx.run(["run"] + args + [script])
         pvtest.expect_pyvisor_error(run, " ".join(args))
 
 
+RW_SCRIPT = r"""
+import errno, json, os
+out = {}
+def attempt(name, fn):
+    try:
+        r = fn()
+        out[name] = r if r is not None else "no error"
+    except OSError as e:
+        out[name] = errno.errorcode[e.errno]
+os.chdir("/rw")
+attempt("create", lambda: open("new.txt", "w").write("made inside\n"))
+attempt("excl", lambda: os.open("new.txt", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+attempt("append", lambda: open("in.txt", "a").write("more\n"))
+attempt("mkdir", lambda: os.mkdir("sub"))
+attempt("rename", lambda: os.rename("new.txt", "sub/moved.txt"))
+attempt("symlink", lambda: os.symlink("moved.txt", "sub/link"))
+attempt("read_link", lambda: open("sub/link").read())
+attempt("hardlink", lambda: (os.link("sub/moved.txt", "hard.txt"), os.stat("hard.txt").st_nlink)[1])
+attempt("chmod", lambda: (os.chmod("hard.txt", 0o600), oct(os.stat("sub/moved.txt").st_mode))[1])
+attempt("utime", lambda: (os.utime("hard.txt", (5, 6)), os.stat("hard.txt").st_mtime)[1])
+attempt("truncate", lambda: (os.truncate("in.txt", 4), open("in.txt").read())[1])
+attempt("unlink", lambda: os.unlink("hard.txt"))
+attempt("rmdir_nonempty", lambda: os.rmdir("sub"))
+attempt("escape_chmod", lambda: os.chmod("escape", 0o777))
+attempt("escape_open", lambda: open("escape", "w"))
+attempt("escape_lchown", lambda: os.lchown("escape", os.getuid(), os.getgid()))
+attempt("escape_link", lambda: os.link("escape", "escape-hard", follow_symlinks=False))
+attempt("outside_ro", lambda: open("/usr/lib/pv-rw-probe", "w"))
+print(json.dumps(out))
+"""
+
+
+def rw_bind(ctx):
+    work = ctx.tmpdir()
+    data = ctx.tmpdir()
+    outside = ctx.tmpdir()
+    canary = ctx.write(os.path.join(outside, "canary.txt"), "canary\n", mode=0o640)
+    ctx.write(os.path.join(data, "in.txt"), "host data\n")
+    os.symlink(canary, os.path.join(data, "escape"))
+    if ctx.user is not None:
+        os.lchown(os.path.join(data, "escape"), ctx.user[1], ctx.user[2])
+    script = ctx.script(work, "rw.py", RW_SCRIPT)
+    if ctx.user is None and os.geteuid() == 0:
+        run = ctx.run(["run", "--mount", f"{data}:/rw:rw", script])
+        pvtest.expect_pyvisor_error(run, "--mount ...:rw as root")
+        return
+    run = ctx.run_json(["--mount", f"{data}:/rw:rw", script])
+    pvtest.expect_status(run, "ok", 0)
+    out = pvtest.inner_report(run)
+    expect_eq(out["create"], len("made inside\n"), "create in the rw bind")
+    expect_eq(out["excl"], "EEXIST", "O_EXCL on an existing host file")
+    expect_eq(out["mkdir"], "no error", "mkdir")
+    expect_eq(out["rename"], "no error", "rename")
+    expect_eq(out["read_link"], "made inside\n", "symlink inside the bind")
+    expect_eq(out["hardlink"], 2, "hard link nlink")
+    expect_eq(out["chmod"], "0o100600", "chmod seen through the other name")
+    expect_eq(out["utime"], 6.0, "utime")
+    expect_eq(out["truncate"], "host", "truncate")
+    expect_eq(out["unlink"], "no error", "unlink")
+    expect_eq(out["rmdir_nonempty"], "ENOTEMPTY", "rmdir of a non-empty host dir")
+    # The host symlink points outside the view: resolved in the view it
+    # names nothing, and nothing follows it on the host.
+    expect_eq(out["escape_chmod"], "ENOENT", "chmod through a host symlink out of the view")
+    expect_eq(out["escape_open"], "ENOENT", "open through a host symlink out of the view")
+    expect_eq(out["escape_lchown"], "no error", "lchown of the symlink itself")
+    expect_eq(out["outside_ro"], "EROFS", "the rest of the view stays read-only")
+    with open(os.path.join(data, "sub", "moved.txt")) as f:
+        expect_eq(f.read(), "made inside\n", "host file written through the bind")
+    with open(os.path.join(data, "in.txt")) as f:
+        expect_eq(f.read(), "host", "host file truncated through the bind")
+    st = os.stat(canary)
+    expect_eq(oct(st.st_mode & 0o7777), "0o640", "canary mode outside the bind")
+    with open(canary) as f:
+        expect_eq(f.read(), "canary\n", "canary content")
+    if os.path.lexists(os.path.join(data, "escape-hard")):
+        expect(os.path.islink(os.path.join(data, "escape-hard")),
+               "link of the escape symlink became a hard link to the canary")
+    expect(not os.path.exists("/usr/lib/pv-rw-probe"), "file created under host /usr")
+
+
 if __name__ == "__main__":
-    pvtest.main([mount_and_hide, refused])
+    pvtest.main([mount_and_hide, refused, rw_bind])
