@@ -297,6 +297,47 @@ out:
 	return (ssize_t)used;
 }
 
+/*
+ * Drop from the @len bytes of records in @buf the names hidden in the bind
+ * holding directory @fd; returns the bytes kept (records stay in order,
+ * each keeps its d_off, so the directory position is unchanged).
+ */
+static ssize_t filter_hidden(const struct gofer_view *view, int fd, char *buf, size_t len)
+{
+	const struct gofer_dentry *b = gofer_fd_bind(view, fd);
+	char hp[PATH_MAX], rel[PATH_MAX];
+	size_t in = 0, out = 0, hl, bl;
+	const char *below;
+
+	if (!b || !b->nhides)
+		return (ssize_t)len;
+	if (fd_host_path(fd, hp, sizeof(hp)) < 0)
+		return -EIO;
+	hl = strlen(hp);
+	bl = strlen(b->host_path);
+	below = bl == 1 ? hp + 1 : hp + bl;
+	if (*below == '/')
+		below++;
+	(void)hl;
+	while (in < len) {
+		struct gofer_dirent64 *de = (struct gofer_dirent64 *)(buf + in);
+		size_t rl = de->d_reclen;
+
+		if (rl == 0 || in + rl > len)
+			break;
+		snprintf(rel, sizeof(rel), "%s%s%s", below, *below ? "/" : "", de->d_name);
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && gofer_bind_hides(b, rel)) {
+			in += rl;
+			continue;
+		}
+		if (out != in)
+			memmove(buf + out, buf + in, rl);
+		out += rl;
+		in += rl;
+	}
+	return (ssize_t)out;
+}
+
 ssize_t gofer_fd_getdents(struct gofer_view *view, int fd, void *buf, size_t size)
 {
 	struct gofer_handle *h;
@@ -326,7 +367,15 @@ ssize_t gofer_fd_getdents(struct gofer_view *view, int fd, void *buf, size_t siz
 			return 0;
 		return -ENOTDIR;
 	}
-	/* A host directory below a bind: the host's own listing and offset. */
-	n = syscall(SYS_getdents64, fd, buf, size);
-	return n < 0 ? -errno : n;
+	/* A host directory below a bind: the host's own listing and offset,
+	 * without the names the policy hides in that bind. */
+	for (;;) {
+		n = syscall(SYS_getdents64, fd, buf, size);
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		n = filter_hidden(view, fd, buf, (size_t)n);
+		if (n != 0)
+			return n;
+		/* Every record of this batch was hidden: read on. */
+	}
 }

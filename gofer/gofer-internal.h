@@ -73,6 +73,8 @@ struct gofer_dentry {
 	gid_t gid;
 	bool hidden;			/* SKEL: a miss in it is reported as hidden */
 	bool rw;			/* BIND: read-write host bind */
+	char **hides;			/* BIND: paths below the root the view hides ("a/b") */
+	size_t nhides;
 	bool mount_root;		/* root of a mem tree or a bind: EBUSY on removal */
 	int fd;				/* memfd (MEMFILE, SYNTH), O_PATH (BIND, DEVICE), else -1 */
 	char *host_path;		/* BIND, DEVICE: canonical host path */
@@ -239,5 +241,6 @@ int gofer_reopen(int fd, int flags);
 size_t gofer_link_count(const struct gofer_dentry *d);
 bool gofer_is_view_file(const struct gofer_view *v, int fd);
 const struct gofer_dentry *gofer_fd_bind(const struct gofer_view *view, int fd);
+bool gofer_bind_hides(const struct gofer_dentry *bind, const char *rel);
 
 #endif

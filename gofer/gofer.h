@@ -120,10 +120,12 @@ int gofer_view_add_device(struct gofer_view *view, const char *host_path,
 int gofer_view_add_symlink(struct gofer_view *view, const char *view_path,
 			   const char *target, struct pv_error *err);
 
-/* gofer_view_hide - remove the view's own entry @view_path (canonical,
- * not below a host bind's root) with its subtree: it no longer exists for
- * the sandbox.  -ENOENT when the view has no such entry, -EINVAL for "/"
- * or a path inside a bind. */
+/* gofer_view_hide - make @view_path (canonical) and its subtree absent:
+ * a name the view holds is removed; a name below a host bind's root is
+ * recorded in the bind, so lookups of it (and through it) fail with ENOENT
+ * as hidden and listings of its host directory leave it out.  -ENOENT when
+ * the view has no such entry, -EINVAL for "/", a bind root or a path that
+ * is not canonical. */
 int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_error *err);
 
 /*

@@ -316,6 +316,24 @@ static int final_view(struct walker *w, struct gofer_dentry *c, bool trailing, s
 	return join_path(r, w, c->name);
 }
 
+/* Is @name, in the current host directory of a bind with hides, hidden? */
+static bool host_hidden(const struct walker *w, const char *name)
+{
+	char bp[PATH_MAX], rel[PATH_MAX];
+	int bl = gofer_dentry_path(w->d, bp, sizeof(bp));
+	const char *below;
+
+	if (bl < 0)
+		return true;	/* fail closed */
+	below = w->path + (bl == 1 ? 1 : bl);
+	if (*below == '/')
+		below++;
+	if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", below, *below ? "/" : "", name) >=
+	    sizeof(rel))
+		return true;
+	return gofer_bind_hides(w->d, rel);
+}
+
 /* A PARENT walk ending in a host directory of a read-write bind keeps an
  * O_PATH fd of that directory, for the *at() call that changes it. */
 static int keep_parent(struct walker *w, struct gofer_res *r)
@@ -426,7 +444,7 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 		if (!*p)
 			break;
 		if (!(flags & (GOFER_WALK_PARENT | WALK_BASE)) && !w->resolve && w->check_perm &&
-		    w->v->fast_host &&
+		    w->v->fast_host && !w->d->nhides &&
 		    !w->no_fast && at_host(w) && !has_dotdot(p)) {
 			rc = try_fast(w, p, flags, r);
 			if (rc <= 0)
@@ -548,6 +566,12 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			continue;
 		}
 
+		/* A name the policy hides inside the bind: as if absent. */
+		if (w->d->nhides && host_hidden(w, name)) {
+			r->hidden = true;
+			rc = -ENOENT;
+			goto fail;
+		}
 		/* Host directory: one component, never following anything. */
 		{
 			_cleanup_close_ int fd = openat(host_base(w), name,

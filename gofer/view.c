@@ -256,6 +256,9 @@ static void dentry_free_one(struct gofer_view *v, struct gofer_dentry *d)
 		mounts_remove(v, d);
 	if (d->fd >= 0)
 		close(d->fd);
+	for (size_t i = 0; i < d->nhides; i++)
+		free(d->hides[i]);
+	free(d->hides);
 	free(d->by_name);
 	free(d->by_seq);
 	free(d->host_path);
@@ -938,6 +941,54 @@ int gofer_view_add_symlink(struct gofer_view *view, const char *view_path, const
 	return attach_or_free(view, parent, d, view_path, err);
 }
 
+/* gofer_bind_hides - is @rel ("a/b", below @bind's root) or one of its parents hidden? */
+bool gofer_bind_hides(const struct gofer_dentry *bind, const char *rel)
+{
+	for (size_t i = 0; i < bind->nhides; i++) {
+		size_t n = strlen(bind->hides[i]);
+
+		if (!strncmp(rel, bind->hides[i], n) && (rel[n] == '\0' || rel[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Hide @rel (what follows the bind's view path in @view_path) inside bind @b. */
+static int bind_add_hide(struct gofer_dentry *b, const char *rel, const char *view_path,
+			 struct pv_error *err)
+{
+	char **a;
+	char *copy;
+	size_t n;
+
+	while (*rel == '/')
+		rel++;
+	n = strlen(rel);
+	while (n && rel[n - 1] == '/')
+		n--;
+	if (!n)
+		return pv_error_set(err, EINVAL, "gofer: cannot hide '%s' (a bind root)", view_path);
+	for (const char *c = rel; c < rel + n;) {
+		const char *e = memchr(c, '/', (size_t)(rel + n - c));
+		size_t cl = e ? (size_t)(e - c) : (size_t)(rel + n - c);
+
+		if (cl == 0 || (cl == 1 && c[0] == '.') || (cl == 2 && c[0] == '.' && c[1] == '.'))
+			return pv_error_set(err, EINVAL, "gofer: '%s' is not canonical", view_path);
+		c += cl + 1;
+	}
+	copy = strndup(rel, n);
+	a = realloc(b->hides, (b->nhides + 1) * sizeof(*a));
+	if (!copy || !a) {
+		free(copy);
+		if (a)
+			b->hides = a;
+		return pv_error_set(err, ENOMEM, "gofer: out of memory");
+	}
+	b->hides = a;
+	b->hides[b->nhides++] = copy;
+	return 0;
+}
+
 int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_error *err)
 {
 	struct gofer_dentry *d = view->root, *parent;
@@ -958,10 +1009,10 @@ int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_er
 		n = (size_t)(q - p);
 		if (n > NAME_MAX)
 			return pv_error_set(err, ENAMETOOLONG, "gofer: name too long in '%s'", view_path);
+		if (d->kind == GOFER_KIND_BIND && S_ISDIR(d->mode))
+			return bind_add_hide(d, p, view_path, err);
 		if (!gofer_dentry_is_view_dir(d))
-			return pv_error_set(err, EINVAL,
-					    "gofer: '%s' lies inside a host bind or a file; hide its "
-					    "bind or mount a narrower host path instead", view_path);
+			return pv_error_set(err, EINVAL, "gofer: '%s' lies below a file", view_path);
 		memcpy(comp, p, n);
 		comp[n] = '\0';
 		d = gofer_dentry_find(d, comp);

@@ -56,9 +56,56 @@ def refused(ctx):
     script = ctx.script(work, "nothing.py", "pass\n")
     for args in (["--mount", f"{work}"],
                  ["--mount", f"relative:/data"], ["--mount", f"{work}:/data:rx"],
-                 ["--hide", "/usr/lib"], ["--hide", "/nonexistent"], ["--hide", "/"]):
+                 ["--hide", "/usr/lib/../bin"], ["--hide", "/nonexistent"], ["--hide", "/"],
+                 ["--hide", "/etc/passwd/x"]):
         run = ctx.run(["run"] + args + [script])
         pvtest.expect_pyvisor_error(run, " ".join(args))
+
+
+HIDE_SCRIPT = r"""
+import errno, os
+out = {}
+def attempt(name, fn):
+    try:
+        r = fn()
+        out[name] = r if r is not None else "no error"
+    except OSError as e:
+        out[name] = errno.errorcode[e.errno]
+attempt("listed", lambda: "json" in os.listdir("/usr/lib/python3.11"))
+attempt("stat", lambda: os.stat("/usr/lib/python3.11/json"))
+attempt("open", lambda: open("/usr/lib/python3.11/json/__init__.py"))
+attempt("walk_through", lambda: open("/usr/lib/python3.11/json/../csv.py").read(3))
+attempt("twin_listed", lambda: "csv.py" in os.listdir("/usr/lib/python3.11"))
+attempt("twin_open", lambda: len(open("/usr/lib/python3.11/csv.py").read()) > 0)
+attempt("fd_listing", lambda: "json" in os.listdir(os.open("/usr/lib/python3.11", os.O_RDONLY)))
+try:
+    import json
+    out["import"] = "imported"
+except ImportError:
+    out["import"] = "ImportError"
+import sys
+sys.stdout.write(repr(out) + "\n")
+"""
+
+
+def hide_in_bind(ctx):
+    work = ctx.tmpdir()
+    script = ctx.script(work, "hide.py", HIDE_SCRIPT)
+    run = ctx.run_json(["--hide", "/usr/lib/python3.11/json", script])
+    pvtest.expect_status(run, "ok", 0)
+    import ast
+    out = ast.literal_eval(run.result["stdout"].strip().splitlines()[-1])
+    expect_eq(out["listed"], False, "hidden name in the listing of its host directory")
+    expect_eq(out["stat"], "ENOENT", "stat of the hidden name")
+    expect_eq(out["open"], "ENOENT", "open below the hidden name")
+    expect_eq(out["walk_through"], "ENOENT", "a path through the hidden name")
+    expect_eq(out["twin_listed"], True, "neighbour still listed")
+    expect_eq(out["twin_open"], True, "neighbour still readable")
+    expect_eq(out["fd_listing"], False, "hidden name in a listing through an fd")
+    expect_eq(out["import"], "ImportError", "import of the hidden package")
+    paths = {e.get("path") for e in run.events("view.hidden")}
+    expect("/usr/lib/python3.11/json" in paths,
+           f"no view.hidden event for the hidden package: {sorted(map(str, paths))}")
 
 
 RW_SCRIPT = r"""
@@ -142,4 +189,4 @@ def rw_bind(ctx):
 
 
 if __name__ == "__main__":
-    pvtest.main([mount_and_hide, refused, rw_bind])
+    pvtest.main([mount_and_hide, refused, rw_bind, hide_in_bind])
