@@ -50,6 +50,36 @@ static bool is_view_memfd(const char *hp)
 	return strncmp(hp, prefix, sizeof(prefix) - 1) == 0;
 }
 
+/*
+ * gofer_fd_bind - the bind (or device) whose host object @fd refers to,
+ * or NULL: the longest host path prefix among the view's mounts.
+ */
+const struct gofer_dentry *gofer_fd_bind(const struct gofer_view *view, int fd)
+{
+	char hp[PATH_MAX];
+	const struct gofer_dentry *best = NULL;
+	size_t best_len = 0;
+
+	if (fd_host_path(fd, hp, sizeof(hp)) < 0 || hp[0] != '/')
+		return NULL;
+	for (size_t i = 0; i < view->nmounts; i++) {
+		const struct gofer_dentry *m = view->mounts[i];
+		size_t ml = strlen(m->host_path);
+
+		if (m->kind == GOFER_KIND_DEVICE) {
+			if (!strcmp(hp, m->host_path))
+				return m;
+			continue;
+		}
+		if ((ml == 1 || (!strncmp(hp, m->host_path, ml) && (hp[ml] == '\0' || hp[ml] == '/'))) &&
+		    ml >= best_len) {
+			best = m;
+			best_len = ml;
+		}
+	}
+	return best;
+}
+
 int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_size)
 {
 	char hp[PATH_MAX];
@@ -70,8 +100,8 @@ int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_si
 	rc = fd_host_path(fd, hp, sizeof(hp));
 	if (rc < 0)
 		return rc == -ENAMETOOLONG ? rc : -EBADF;
-	/* A memfd the view made whose dentry is gone: removed from the view. */
-	if (is_view_memfd(hp))
+	/* A file the view made whose dentry is gone: removed from the view. */
+	if (is_view_memfd(hp) || gofer_is_store_file(view, &st) || gofer_is_store_dir(view, &st))
 		return -ENOENT;
 	if (hp[0] != '/')
 		return -EBADF;
@@ -126,15 +156,54 @@ int gofer_fd_view_path(struct gofer_view *view, int fd, char *out, size_t out_si
 int gofer_fd_stat(struct gofer_view *view, int fd, struct stat *st)
 {
 	struct gofer_handle *h;
+	char hp[PATH_MAX];
 
 	if (fstat(fd, st) < 0)
 		return -errno;
 	h = gofer_table_find(view, st->st_dev, st->st_ino);
-	if (!h)
-		return 0;
-	return gofer_dentry_stat(view, h->d, st);
+	if (h)
+		return gofer_dentry_stat(view, h->d, st);
+	if (gofer_is_store_file(view, st) || gofer_is_store_dir(view, st) ||
+	    (S_ISREG(st->st_mode) && fd_host_path(fd, hp, sizeof(hp)) > 0 && is_view_memfd(hp))) {
+		/*
+		 * A file or directory of the view whose last name is gone (or
+		 * an O_TMPFILE file): as Linux, nlink 0, the view's device,
+		 * the sandbox as owner and the mode the dentry had (copied
+		 * into the memfd's bits when it went away).
+		 */
+		bool dir = gofer_is_store_dir(view, st) ||
+			   (!gofer_is_store_file(view, st) &&
+			    strncmp(hp, "/memfd:" GOFER_HANDLE_NAME " ",
+				    sizeof("/memfd:" GOFER_HANDLE_NAME)) == 0);
+
+		st->st_dev = GOFER_VIEW_DEV;
+		st->st_nlink = 0;
+		st->st_uid = view->cfg.uid;
+		st->st_gid = view->cfg.gid;
+		st->st_blksize = 4096;
+		if (dir) {
+			st->st_mode = S_IFDIR | (st->st_mode & 07777);
+			st->st_size = 0;
+		}
+		st->st_blocks = (st->st_size + 4095) / 4096 * 8;
+	}
+	return 0;
 }
 
+/* gofer_is_view_file - @fd is a regular file the view created (store file
+ * or view memfd, directory handles excluded), named or not. */
+bool gofer_is_view_file(const struct gofer_view *v, int fd)
+{
+	char hp[PATH_MAX];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	if (gofer_is_store_file(v, &st))
+		return true;
+	return fd_host_path(fd, hp, sizeof(hp)) > 0 && is_view_memfd(hp) &&
+	       strncmp(hp, "/memfd:" GOFER_HANDLE_NAME " ", sizeof("/memfd:" GOFER_HANDLE_NAME)) != 0;
+}
 static unsigned char dtype_of(const struct gofer_dentry *d)
 {
 	switch (d->kind) {
@@ -145,7 +214,10 @@ static unsigned char dtype_of(const struct gofer_dentry *d)
 	case GOFER_KIND_SYNTH:
 		return DT_REG;
 	case GOFER_KIND_SYMLINK:
+	case GOFER_KIND_MAGIC:
 		return DT_LNK;
+	case GOFER_KIND_FIFO:
+		return DT_FIFO;
 	case GOFER_KIND_DEVICE:
 	case GOFER_KIND_BIND:
 		return (unsigned char)IFTODT(d->mode);
@@ -225,6 +297,47 @@ out:
 	return (ssize_t)used;
 }
 
+/*
+ * Drop from the @len bytes of records in @buf the names hidden in the bind
+ * holding directory @fd; returns the bytes kept (records stay in order,
+ * each keeps its d_off, so the directory position is unchanged).
+ */
+static ssize_t filter_hidden(const struct gofer_view *view, int fd, char *buf, size_t len)
+{
+	const struct gofer_dentry *b = gofer_fd_bind(view, fd);
+	char hp[PATH_MAX], rel[PATH_MAX];
+	size_t in = 0, out = 0, hl, bl;
+	const char *below;
+
+	if (!b || !b->nhides)
+		return (ssize_t)len;
+	if (fd_host_path(fd, hp, sizeof(hp)) < 0)
+		return -EIO;
+	hl = strlen(hp);
+	bl = strlen(b->host_path);
+	below = bl == 1 ? hp + 1 : hp + bl;
+	if (*below == '/')
+		below++;
+	(void)hl;
+	while (in < len) {
+		struct gofer_dirent64 *de = (struct gofer_dirent64 *)(buf + in);
+		size_t rl = de->d_reclen;
+
+		if (rl == 0 || in + rl > len)
+			break;
+		snprintf(rel, sizeof(rel), "%s%s%s", below, *below ? "/" : "", de->d_name);
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && gofer_bind_hides(b, rel)) {
+			in += rl;
+			continue;
+		}
+		if (out != in)
+			memmove(buf + out, buf + in, rl);
+		out += rl;
+		in += rl;
+	}
+	return (ssize_t)out;
+}
+
 ssize_t gofer_fd_getdents(struct gofer_view *view, int fd, void *buf, size_t size)
 {
 	struct gofer_handle *h;
@@ -244,6 +357,9 @@ ssize_t gofer_fd_getdents(struct gofer_view *view, int fd, void *buf, size_t siz
 			return -ENOTDIR;
 		return view_getdents(h->d, fd, buf, size);
 	}
+	/* A directory of the view removed since: empty, as Linux lists a deleted dir. */
+	if (gofer_is_store_dir(view, &st))
+		return 0;
 	if (!S_ISDIR(st.st_mode)) {
 		/* The handle of a directory removed since: empty, as Linux lists a deleted dir. */
 		if (S_ISREG(st.st_mode) && fd_host_path(fd, hp, sizeof(hp)) > 0 &&
@@ -251,7 +367,15 @@ ssize_t gofer_fd_getdents(struct gofer_view *view, int fd, void *buf, size_t siz
 			return 0;
 		return -ENOTDIR;
 	}
-	/* A host directory below a bind: the host's own listing and offset. */
-	n = syscall(SYS_getdents64, fd, buf, size);
-	return n < 0 ? -errno : n;
+	/* A host directory below a bind: the host's own listing and offset,
+	 * without the names the policy hides in that bind. */
+	for (;;) {
+		n = syscall(SYS_getdents64, fd, buf, size);
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		n = filter_hidden(view, fd, buf, (size_t)n);
+		if (n != 0)
+			return n;
+		/* Every record of this batch was hidden: read on. */
+	}
 }

@@ -34,7 +34,8 @@
 
 /*
  * Most directory handles (and O_PATH symlink handles) a view keeps open at
- * once.  Each costs the supervisor one fd and one empty shmem inode (about
+ * once: one per in-memory directory or symlink ever opened (every open of
+ * it reopens the same handle inode).  Each costs the supervisor one fd and one empty shmem inode (about
  * 1 KiB of kernel memory) until its dentry goes away, whether or not the
  * sandbox still holds its copy; past this count gofer_open() of an
  * in-memory directory fails with -EMFILE instead of exhausting the
@@ -45,6 +46,8 @@
 /* memfd names: "pyvisor-dir" for handles, "pyvisor:<name>" for mem files. */
 #define GOFER_MEMFD_PREFIX "pyvisor"
 #define GOFER_HANDLE_NAME "pyvisor-dir"
+#define GOFER_TMPFILE_NAME "pyvisor:tmpfile"
+#define GOFER_LINKABLE_XATTR "user.pyvisor.linkable"
 
 enum gofer_kind {
 	GOFER_KIND_SKEL,	/* skeleton directory: root-owned, 0755, read-only to the sandbox */
@@ -54,6 +57,8 @@ enum gofer_kind {
 	GOFER_KIND_DEVICE,	/* host character device (O_PATH fd) */
 	GOFER_KIND_SYMLINK,	/* in-memory symlink */
 	GOFER_KIND_BIND,	/* read-only host bind (O_PATH fd of its host root) */
+	GOFER_KIND_MAGIC,	/* /proc/PID/fd/N of an object without a view path: fd holds it */
+	GOFER_KIND_FIFO,	/* named pipe: O_PATH fd of an unnamed FIFO inode of the store */
 };
 
 struct gofer_handle;
@@ -67,6 +72,9 @@ struct gofer_dentry {
 	uid_t uid;
 	gid_t gid;
 	bool hidden;			/* SKEL: a miss in it is reported as hidden */
+	bool rw;			/* BIND: read-write host bind */
+	char **hides;			/* BIND: paths below the root the view hides ("a/b") */
+	size_t nhides;
 	bool mount_root;		/* root of a mem tree or a bind: EBUSY on removal */
 	int fd;				/* memfd (MEMFILE, SYNTH), O_PATH (BIND, DEVICE), else -1 */
 	char *host_path;		/* BIND, DEVICE: canonical host path */
@@ -83,7 +91,21 @@ struct gofer_dentry {
 	uint64_t seq;			/* this dentry's listing position in its parent */
 
 	struct gofer_handle *handles;	/* inode table entries pointing here */
+
+	/* MEMFILE: ring of the hard links sharing this memfd (each holds its
+	 * own dup of it); a dentry alone points to itself.  Mode, owner and
+	 * group are kept equal on every member. */
+	struct gofer_dentry *link_next;
+	bool counted;			/* counts in view->nobjs (quota) */
+	bool magic;			/* SYMLINK: a /proc magic link (fd, cwd, exe, root) */
+	bool proc_root;			/* SKEL: /proc, filled by the provider on entry */
 };
+
+/* First inode number of view dentries that are not memfd-backed files.
+ * Memfd-backed files report the memfd's own inode number (shmem numbers
+ * are 32-bit), so the two ranges never meet and an fd whose dentry has
+ * gone still reports the inode number stat() gave. */
+#define GOFER_INO_BASE (1ULL << 32)
 
 struct gofer_handle {
 	dev_t dev;
@@ -122,6 +144,16 @@ struct gofer_view {
 
 	struct gofer_snapshot *snaps;
 	size_t nsnaps;
+
+	int store_fd;			/* root of the per-run tmpfs (store.c), or -1: memfds */
+	dev_t store_dev;
+	uint64_t nobjs;			/* directories and symlinks the sandbox created */
+	uint64_t nfiles;		/* regular files with a name (memfd mode count) */
+	uint64_t nstore_dirs;		/* directory handles held as store directories */
+
+	const struct gofer_proc_provider *proc;	/* /proc contents, or NULL */
+	void *proc_opaque;
+	struct gofer_dentry *proc_root;
 };
 
 /* Result of a path resolution (resolve.c). */
@@ -142,6 +174,8 @@ struct gofer_res {
 	bool hidden;			/* a miss in a hidden skeleton directory */
 	int last;			/* enum gofer_last */
 	bool trailing_slash;
+	int phfd;			/* owned O_PATH fd of the host parent (PARENT walks), else -1 */
+	bool follow_magic;		/* d is a MAGIC link reached with FOLLOW: the object */
 	char name[NAME_MAX + 1];	/* last component (LAST_NORM) */
 	char path[PATH_MAX];		/* canonical view path reached */
 };
@@ -149,6 +183,36 @@ struct gofer_res {
 /* Flags of gofer_resolve(). */
 #define GOFER_WALK_FOLLOW 0x1	/* follow a final symlink */
 #define GOFER_WALK_PARENT 0x2	/* caller may create/remove the final name: parent info needed */
+/* openat2(2) RESOLVE_* restrictions (gofer_open2). */
+#define GOFER_WALK_NO_SYMLINKS 0x10	/* ELOOP on any symlink to follow */
+#define GOFER_WALK_NO_MAGICLINKS 0x20	/* ELOOP on /proc magic links */
+#define GOFER_WALK_BENEATH 0x40		/* EXDEV on leaving the base (.., absolute) */
+#define GOFER_WALK_IN_ROOT 0x80		/* the base is "/" for this resolution */
+#define GOFER_WALK_NO_XDEV 0x200	/* EXDEV on crossing a mount */
+#define GOFER_WALK_RESOLVE_MASK 0x2f0
+
+/* ops.c: helpers shared with meta.c */
+void gofer_info_init(struct gofer_lookup_info *info);
+int gofer_finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc);
+int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *gid);
+bool gofer_res_is_host(const struct gofer_res *r);
+bool gofer_res_host_rw(const struct gofer_res *r);
+int gofer_create_file(struct gofer_view *v, struct gofer_res *r, mode_t mode,
+		      struct gofer_dentry **out);
+int gofer_may_modify_parent(const struct gofer_view *v, const struct gofer_res *r);
+int gofer_check_sticky(const struct gofer_view *v, const struct gofer_dentry *dir,
+		       const struct gofer_dentry *child);
+
+/* store.c */
+struct stat;
+int gofer_store_open(struct gofer_view *v, struct pv_error *err);
+int gofer_file_new(struct gofer_view *v, const char *name, int *out);
+int gofer_quota_check(const struct gofer_view *v);
+bool gofer_is_store_file(const struct gofer_view *v, const struct stat *st);
+bool gofer_is_store_dir(const struct gofer_view *v, const struct stat *st);
+
+int gofer_tmpfile_at(struct gofer_view *view, const char *base, const char *path, int flags,
+		     mode_t mode, unsigned int wf, struct gofer_lookup_info *info);
 
 /* resolve.c */
 int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsigned int flags,
@@ -174,5 +238,9 @@ int gofer_table_add(struct gofer_view *v, struct gofer_dentry *d, int fd, bool h
 struct gofer_handle *gofer_table_find(const struct gofer_view *v, dev_t dev, ino_t ino);
 int gofer_memfd_new(const char *name, int *out);
 int gofer_reopen(int fd, int flags);
+size_t gofer_link_count(const struct gofer_dentry *d);
+bool gofer_is_view_file(const struct gofer_view *v, int fd);
+const struct gofer_dentry *gofer_fd_bind(const struct gofer_view *view, int fd);
+bool gofer_bind_hides(const struct gofer_dentry *bind, const char *rel);
 
 #endif

@@ -54,6 +54,11 @@ struct gofer_view;
 struct gofer_config {
 	uid_t uid;	/* sandbox uid: owner of in-memory trees */
 	gid_t gid;	/* sandbox gid */
+	/* Workspace quota (docs/quotas.md): total bytes of the files the
+	 * sandbox creates (0: no byte quota; files are plain memfds), and
+	 * most files + directories + symlinks it may create (0: no limit). */
+	uint64_t quota_bytes;
+	uint64_t quota_files;
 };
 
 /*
@@ -80,6 +85,15 @@ void gofer_view_free(struct gofer_view *view);
 int gofer_view_bind_host(struct gofer_view *view, const char *host_path,
 			 const char *view_path, struct pv_error *err);
 
+/* Bind host directory or file @host_path read-write at @view_path: the
+ * sandbox's changes below it are made on the host, component by component
+ * from O_PATH fds of the walk (no host symlink is ever followed), by the
+ * supervisor with the sandbox's own credentials, so the host kernel
+ * decides access.  -EPERM when the supervisor's credentials are not the
+ * sandbox's (pyvisor started as root).  Not counted in the quota. */
+int gofer_view_bind_host_rw(struct gofer_view *view, const char *host_path,
+			    const char *view_path, struct pv_error *err);
+
 /* Create an empty writable in-memory directory at @view_path owned by the
  * sandbox uid/gid with @mode. */
 int gofer_view_add_mem_dir(struct gofer_view *view, const char *view_path, mode_t mode,
@@ -105,6 +119,56 @@ int gofer_view_add_device(struct gofer_view *view, const char *host_path,
  * given, resolved inside the view when followed). */
 int gofer_view_add_symlink(struct gofer_view *view, const char *view_path,
 			   const char *target, struct pv_error *err);
+
+/* gofer_view_hide - make @view_path (canonical) and its subtree absent:
+ * a name the view holds is removed; a name below a host bind's root is
+ * recorded in the bind, so lookups of it (and through it) fail with ENOENT
+ * as hidden and listings of its host directory leave it out.  -ENOENT when
+ * the view has no such entry, -EINVAL for "/", a bind root or a path that
+ * is not canonical. */
+int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_error *err);
+
+/*
+ * /proc.  The gofer knows nothing of tasks: the sentry registers a
+ * provider, and every resolution that enters /proc first asks it to
+ * (re)build /proc's contents for the calling task with the
+ * gofer_proc_add_* functions (paths relative to /proc, parents created as
+ * needed).  Files are sealed snapshots taken at that moment, links are
+ * in-memory symlinks; an fd link whose object has no view path (a pipe,
+ * a socket, an unlinked file) is a "magic" link holding the supervisor's
+ * copy of the fd: opening it reopens that object, as Linux does.
+ */
+struct gofer_proc_provider {
+	/* Rebuild /proc for the current call: gofer_proc_reset() then adds.
+	 * Returns 0 or -errno (the resolution then fails with it). */
+	int (*refresh)(void *opaque, struct gofer_view *view);
+};
+
+/* gofer_view_set_proc - create the empty /proc and register @p (borrowed, with @opaque). */
+int gofer_view_set_proc(struct gofer_view *view, const struct gofer_proc_provider *p,
+			void *opaque, struct pv_error *err);
+
+/* gofer_proc_reset - remove everything below /proc. */
+void gofer_proc_reset(struct gofer_view *view);
+
+/* gofer_proc_add_file - file @rel under /proc with @len bytes of @data (mode 0444, or 0400 when @private). */
+int gofer_proc_add_file(struct gofer_view *view, const char *rel, const void *data, size_t len,
+			bool private_file);
+
+/* gofer_proc_add_symlink - symlink @rel under /proc pointing to @target;
+ * @magic: a magic link of Linux's procfs (fd, cwd, exe, root), which
+ * RESOLVE_NO_MAGICLINKS refuses to follow. */
+int gofer_proc_add_symlink(struct gofer_view *view, const char *rel, const char *target,
+			   bool magic);
+
+/* gofer_proc_add_dir - directory @rel under /proc (mode 0555); a top-level one
+ * (a pid directory) reports misses in it as hidden, like /proc itself. */
+int gofer_proc_add_dir(struct gofer_view *view, const char *rel);
+
+/* gofer_proc_add_fd - /proc/PID/fd/N entry @rel for the supervisor's copy
+ * @fd of a task's fd (always consumed): a symlink to the view path when the
+ * object has one, else a magic link showing @text (e.g. "pipe:[123]"). */
+int gofer_proc_add_fd(struct gofer_view *view, const char *rel, int fd, const char *text);
 
 /*
  * Marks a skeleton directory so that a lookup of a missing name in it is
@@ -148,6 +212,19 @@ int gofer_open(struct gofer_view *view, const char *base, const char *path, int 
 	       mode_t mode, struct gofer_lookup_info *info);
 
 /*
+ * gofer_open2 - gofer_open with openat2(2) @resolve flags (Linux's
+ * RESOLVE_* values): NO_SYMLINKS and NO_MAGICLINKS (-ELOOP), BENEATH
+ * (-EXDEV for an absolute path, an absolute symlink or ".." above @base),
+ * IN_ROOT (@base stands for "/"), NO_XDEV (-EXDEV when crossing into or out
+ * of a bind, an in-memory tree or /proc), CACHED (-EAGAIN with O_CREAT,
+ * O_TRUNC or O_TMPFILE).  Unknown bits or BENEATH|IN_ROOT: -EINVAL.  With
+ * BENEATH or IN_ROOT, @base must be the dirfd's view path even for an
+ * absolute @path.
+ */
+int gofer_open2(struct gofer_view *view, const char *base, const char *path, int flags,
+		mode_t mode, uint64_t resolve, struct gofer_lookup_info *info);
+
+/*
  * gofer_stat - stat(2)/lstat(2) of @path against @base.  @nofollow: do not
  * follow a final symlink.  Fills @st as the sandbox should see it: host
  * objects keep their host metadata; in-memory objects report a stable
@@ -188,7 +265,7 @@ int gofer_unlink(struct gofer_view *view, const char *base, const char *path, bo
 		 struct gofer_lookup_info *info);
 
 /* gofer_rename - renameat2(2) inside one in-memory tree: @flags 0 or
- * RENAME_NOREPLACE (RENAME_EXCHANGE: -EINVAL for now).  Atomic.  -EXDEV
+ * RENAME_NOREPLACE or RENAME_EXCHANGE (both names must exist).  Atomic.  -EXDEV
  * across trees or mounts, -EEXIST, -ENOTEMPTY, -EISDIR, -ENOTDIR, -EINVAL
  * (directory into its own subtree), -EROFS, -EACCES, -ENOENT. */
 int gofer_rename(struct gofer_view *view, const char *old_base, const char *old_path,
@@ -202,6 +279,90 @@ int gofer_rename(struct gofer_view *view, const char *old_base, const char *old_
  */
 int gofer_chdir_resolve(struct gofer_view *view, const char *base, const char *path,
 			char *out, size_t out_size, struct gofer_lookup_info *info);
+
+/*
+ * Metadata and link operations (meta.c).  All follow the errno order of
+ * Linux (see meta.c); host binds are read-only (EROFS), skeleton
+ * directories and synthesized files are root's (EPERM/EACCES), in-memory
+ * trees behave as a tmpfs without user extended attributes.
+ */
+
+/* gofer_symlink - symlink(2): create @path holding @target (stored as given). */
+int gofer_symlink(struct gofer_view *view, const char *target, const char *base,
+		  const char *path, struct gofer_lookup_info *info);
+
+/* gofer_link - link(2)/linkat(2): a new name @new_path for @old_path
+ * (@follow: AT_SYMLINK_FOLLOW).  -EXDEV across trees, -EPERM for a
+ * directory or (protected_hardlinks) a file the sandbox may not read and
+ * write, -EEXIST, -EROFS, -EACCES. */
+int gofer_link(struct gofer_view *view, const char *old_base, const char *old_path,
+	       const char *new_base, const char *new_path, bool follow,
+	       struct gofer_lookup_info *info);
+
+/* gofer_fd_link - linkat(fd, "", ..., AT_EMPTY_PATH) or linkat of
+ * /proc/self/fd/N: give O_TMPFILE file @fd (supervisor's copy) a name.
+ * -ENOENT when @fd is not a linkable O_TMPFILE file of the view. */
+int gofer_fd_link(struct gofer_view *view, int fd, const char *new_base, const char *new_path,
+		  struct gofer_lookup_info *info);
+
+/* gofer_mknod - mknod(2): regular files in memory, FIFOs as FIFO inodes
+ * of the run's store (-EPERM without a store); -EPERM for device nodes
+ * (no CAP_MKNOD) and socket nodes; -EINVAL for an unknown type. */
+int gofer_mknod(struct gofer_view *view, const char *base, const char *path, mode_t mode,
+		dev_t dev, struct gofer_lookup_info *info);
+
+/* gofer_tmpfile - open(O_TMPFILE): an unnamed file in directory @path;
+ * returns the fd (owned by the caller) or -errno (-EINVAL without write
+ * access mode, -ENOTDIR, -EROFS, -EACCES, -ENOSPC). */
+int gofer_tmpfile(struct gofer_view *view, const char *base, const char *path, int flags,
+		  mode_t mode, struct gofer_lookup_info *info);
+
+/* gofer_setattr - chmod (@mode != (mode_t)-1, @uid/@gid ignored) or chown
+ * (@mode == (mode_t)-1; -1 leaves an id unchanged) of @path.  @nofollow:
+ * act on a final symlink itself (chmod of a symlink: -EOPNOTSUPP). */
+int gofer_setattr(struct gofer_view *view, const char *base, const char *path, bool nofollow,
+		  mode_t mode, uid_t uid, gid_t gid, struct gofer_lookup_info *info);
+
+/* gofer_fd_setattr - fchmod/fchown of the object behind @fd. */
+int gofer_fd_setattr(struct gofer_view *view, int fd, mode_t mode, uid_t uid, gid_t gid);
+
+/* gofer_utimens - utimensat(2) of @path with @ts (2 entries, UTIME_NOW /
+ * UTIME_OMIT honoured) or NULL for now. */
+struct timespec;
+int gofer_utimens(struct gofer_view *view, const char *base, const char *path, bool nofollow,
+		  const struct timespec *ts, struct gofer_lookup_info *info);
+
+/* gofer_fd_utimens - futimens(3) of the object behind @fd. */
+int gofer_fd_utimens(struct gofer_view *view, int fd, const struct timespec *ts);
+
+/* gofer_truncate - truncate(2) of @path to @length bytes (-ENOSPC/-EFBIG
+ * past the quota). */
+int gofer_truncate(struct gofer_view *view, const char *base, const char *path, int64_t length,
+		   struct gofer_lookup_info *info);
+
+/*
+ * gofer_xattr / gofer_fd_xattr - extended attribute call @op: 'g' get
+ * (@name, into @buf of @size), 's' set (@name, value @buf/@size, @flags
+ * XATTR_CREATE/REPLACE), 'l' list (into @buf), 'r' remove.  Returns the
+ * byte count (get, list), 0, or -errno.  View objects have none (tmpfs
+ * without user xattrs: user.* -EOPNOTSUPP, trusted.* and security.*
+ * -ENODATA to read, -EPERM to write); host objects are read through.
+ */
+ssize_t gofer_xattr(struct gofer_view *view, const char *base, const char *path, bool nofollow,
+		    char op, const char *name, void *buf, size_t size, int flags,
+		    struct gofer_lookup_info *info);
+ssize_t gofer_fd_xattr(struct gofer_view *view, int fd, char op, const char *name, void *buf,
+		       size_t size, int flags);
+
+/* gofer_statfs - statfs(2) of @path: host binds report the host
+ * filesystem with ST_RDONLY, the rest gofer_view_statfs(). */
+struct statfs;
+int gofer_statfs(struct gofer_view *view, const char *base, const char *path, struct statfs *sf,
+		 struct gofer_lookup_info *info);
+
+/* gofer_view_statfs - the in-memory trees as a tmpfs: the store's size
+ * and free space under a quota. */
+void gofer_view_statfs(const struct gofer_view *view, struct statfs *sf);
 
 /*
  * Working with fds the sandbox holds.  The sentry fetches the task's fd with

@@ -53,7 +53,33 @@ struct walker {
 	int links;
 	bool check_perm;
 	bool no_fast;
+	bool proc_fresh;		/* /proc rebuilt once for this resolution */
+	unsigned int resolve;		/* GOFER_WALK_* RESOLVE restrictions */
+	bool want_parent;		/* GOFER_WALK_PARENT: keep the host parent's fd */
+	size_t depth;			/* components below the base (BENEATH, IN_ROOT) */
+	const struct gofer_dentry *mnt;	/* mount of the position (NO_XDEV) */
 };
+
+/* The mount the position belongs to: a bind, a mem tree, /proc, or the root skeleton. */
+static const struct gofer_dentry *walker_mount(const struct walker *w)
+{
+	const struct gofer_dentry *d = w->d;
+
+	if (w->nh)
+		return d;
+	for (; d->parent; d = d->parent)
+		if (d->mount_root || d->proc_root)
+			return d;
+	return d;
+}
+
+/* After a move: EXDEV when NO_XDEV and the mount changed. */
+static int check_xdev(struct walker *w)
+{
+	if (!(w->resolve & GOFER_WALK_NO_XDEV))
+		return 0;
+	return walker_mount(w) == w->mnt ? 0 : -EXDEV;
+}
 
 /*
  * gofer_perm_check - may the sandbox user access an object of @mode owned
@@ -290,6 +316,34 @@ static int final_view(struct walker *w, struct gofer_dentry *c, bool trailing, s
 	return join_path(r, w, c->name);
 }
 
+/* Is @name, in the current host directory of a bind with hides, hidden? */
+static bool host_hidden(const struct walker *w, const char *name)
+{
+	char bp[PATH_MAX], rel[PATH_MAX];
+	int bl = gofer_dentry_path(w->d, bp, sizeof(bp));
+	const char *below;
+
+	if (bl < 0)
+		return true;	/* fail closed */
+	below = w->path + (bl == 1 ? 1 : bl);
+	if (*below == '/')
+		below++;
+	if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", below, *below ? "/" : "", name) >=
+	    sizeof(rel))
+		return true;
+	return gofer_bind_hides(w->d, rel);
+}
+
+/* A PARENT walk ending in a host directory of a read-write bind keeps an
+ * O_PATH fd of that directory, for the *at() call that changes it. */
+static int keep_parent(struct walker *w, struct gofer_res *r)
+{
+	if (!w->want_parent || !w->d->rw)
+		return 0;
+	r->phfd = fcntl(host_base(w), F_DUPFD_CLOEXEC, 3);
+	return r->phfd < 0 ? -errno : 0;
+}
+
 /* Final object is host object @fd (owned by r on success), child of the current position. */
 static int final_host(struct walker *w, int fd, const char *name, bool trailing,
 		      struct gofer_res *r)
@@ -307,7 +361,7 @@ static int final_host(struct walker *w, int fd, const char *name, bool trailing,
 	r->last = GOFER_LAST_NORM;
 	r->trailing_slash = trailing;
 	memcpy(r->name, name, strlen(name) + 1);
-	return 0;
+	return keep_parent(w, r);
 }
 
 /* The final name does not exist; the current position is its parent. */
@@ -318,8 +372,13 @@ static int final_missing(struct walker *w, const char *name, bool trailing, stru
 	r->trailing_slash = trailing;
 	memcpy(r->name, name, strlen(name) + 1);
 	if (at_host(w)) {
+		int rc;
+
 		r->parent_host = true;
 		r->bind = w->d;
+		rc = keep_parent(w, r);
+		if (rc < 0)
+			return rc;
 	} else {
 		r->pd = w->d;
 		r->hidden = w->d->kind == GOFER_KIND_SKEL && w->d->hidden;
@@ -344,8 +403,21 @@ static int follow(struct walker *w, const char *t, size_t tlen, char *buf, char 
 	memmove(buf + tlen, rest, restlen + 1);
 	memcpy(buf, t, tlen);
 	*p = buf;
-	if (t[0] == '/')
-		walker_reset(w);
+	if (t[0] == '/') {
+		if (w->resolve & GOFER_WALK_BENEATH)
+			return -EXDEV;
+		if (w->resolve & GOFER_WALK_IN_ROOT) {
+			/* Back to the base, which stands for "/". */
+			while (w->depth) {
+				walker_up(w);
+				w->depth--;
+			}
+		} else {
+			walker_reset(w);
+		}
+		if (check_xdev(w) < 0)
+			return -EXDEV;
+	}
 	w->no_fast = false;
 	return 0;
 }
@@ -371,7 +443,8 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			p++;
 		if (!*p)
 			break;
-		if (!(flags & (GOFER_WALK_PARENT | WALK_BASE)) && w->check_perm && w->v->fast_host &&
+		if (!(flags & (GOFER_WALK_PARENT | WALK_BASE)) && !w->resolve && w->check_perm &&
+		    w->v->fast_host && !w->d->nhides &&
 		    !w->no_fast && at_host(w) && !has_dotdot(p)) {
 			rc = try_fast(w, p, flags, r);
 			if (rc <= 0)
@@ -399,13 +472,32 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			continue;
 		}
 		if (n == 2 && name[0] == '.' && name[1] == '.') {
-			walker_up(w);
 			last_type = GOFER_LAST_DOTDOT;
+			if (w->resolve & (GOFER_WALK_BENEATH | GOFER_WALK_IN_ROOT)) {
+				if (w->depth == 0) {
+					if (w->resolve & GOFER_WALK_BENEATH) {
+						rc = -EXDEV;
+						goto fail;
+					}
+					continue;	/* IN_ROOT: ".." of the root is the root */
+				}
+				w->depth--;
+			}
+			walker_up(w);
+			rc = check_xdev(w);
+			if (rc < 0)
+				goto fail;
 			continue;
 		}
 		last_type = GOFER_LAST_NORM;
 
 		if (!at_host(w)) {
+			if (w->d->proc_root && w->v->proc && !w->proc_fresh) {
+				rc = w->v->proc->refresh(w->v->proc_opaque, w->v);
+				if (rc < 0)
+					goto fail;
+				w->proc_fresh = true;
+			}
 			c = gofer_dentry_find(w->d, name);
 			if (!c) {
 				if (last)
@@ -417,10 +509,36 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			if (c->kind == GOFER_KIND_SYMLINK) {
 				if (last && !(flags & GOFER_WALK_FOLLOW) && !trailing)
 					return final_view(w, c, trailing, r);
+				if ((w->resolve & GOFER_WALK_NO_SYMLINKS) ||
+				    (c->magic && (w->resolve & GOFER_WALK_NO_MAGICLINKS))) {
+					rc = -ELOOP;
+					goto fail;
+				}
 				rc = follow(w, c->target, strlen(c->target), buf, p, &p);
 				if (rc < 0)
 					goto fail;
 				continue;
+			}
+			if (c->proc_root && w->v->proc && !w->proc_fresh) {
+				/* Entering /proc (or listing it): fill it first. */
+				rc = w->v->proc->refresh(w->v->proc_opaque, w->v);
+				if (rc < 0)
+					goto fail;
+				w->proc_fresh = true;
+			}
+			if (c->kind == GOFER_KIND_MAGIC) {
+				/* Only the final component can be a magic link. */
+				if (!last) {
+					rc = -ENOTDIR;
+					goto fail;
+				}
+				r->follow_magic = (flags & GOFER_WALK_FOLLOW) || trailing;
+				if (r->follow_magic && (w->resolve & (GOFER_WALK_NO_SYMLINKS |
+								      GOFER_WALK_NO_MAGICLINKS))) {
+					rc = -ELOOP;
+					goto fail;
+				}
+				return final_view(w, c, trailing, r);
 			}
 			if (!gofer_dentry_is_dir(c)) {
 				if (!last || trailing) {
@@ -429,15 +547,31 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 				}
 				return final_view(w, c, trailing, r);
 			}
-			if (last)
+			if (last) {
+				/* The final object may be a mount root: NO_XDEV looks at it too. */
+				if ((w->resolve & GOFER_WALK_NO_XDEV) && (c->mount_root || c->proc_root)) {
+					rc = -EXDEV;
+					goto fail;
+				}
 				return final_view(w, c, trailing, r);
+			}
 			rc = path_push(w, c->name);
 			if (rc < 0)
 				goto fail;
 			w->d = c;
+			w->depth++;
+			rc = check_xdev(w);
+			if (rc < 0)
+				goto fail;
 			continue;
 		}
 
+		/* A name the policy hides inside the bind: as if absent. */
+		if (w->d->nhides && host_hidden(w, name)) {
+			r->hidden = true;
+			rc = -ENOENT;
+			goto fail;
+		}
 		/* Host directory: one component, never following anything. */
 		{
 			_cleanup_close_ int fd = openat(host_base(w), name,
@@ -460,6 +594,10 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 
 				if (last && !(flags & GOFER_WALK_FOLLOW) && !trailing)
 					return final_host(w, pv_steal_fd(&fd), name, trailing, r);
+				if (w->resolve & GOFER_WALK_NO_SYMLINKS) {
+					rc = -ELOOP;
+					goto fail;
+				}
 				tl = readlinkat(fd, "", t, sizeof(t));
 				if (tl < 0) {
 					rc = -errno;
@@ -487,6 +625,7 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 			if (rc < 0)
 				goto fail;
 			fd = -1;
+			w->depth++;
 		}
 	}
 	if (flags & WALK_BASE)
@@ -525,6 +664,7 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 
 	memset(r, 0, offsetof(struct gofer_res, path));
 	r->hfd = -1;
+	r->phfd = -1;
 	r->path[0] = '\0';
 	if (!path)
 		return -EFAULT;
@@ -533,7 +673,9 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 	if (strnlen(path, PATH_MAX) >= PATH_MAX)
 		return -ENAMETOOLONG;
 	walker_reset(&w);
-	if (path[0] != '/') {
+	if (path[0] == '/' && (flags & GOFER_WALK_BENEATH))
+		return -EXDEV;
+	if (path[0] != '/' || (flags & GOFER_WALK_IN_ROOT)) {
 		if (!base || base[0] != '/' || strnlen(base, PATH_MAX) >= PATH_MAX) {
 			rc = -EINVAL;
 			goto out;
@@ -546,6 +688,10 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 		w.check_perm = true;
 		w.links = 0;
 	}
+	w.resolve = flags & GOFER_WALK_RESOLVE_MASK;
+	w.want_parent = flags & GOFER_WALK_PARENT;
+	w.depth = 0;
+	w.mnt = walker_mount(&w);
 	rc = walk(&w, path, flags, r);
 out:
 	while (w.nh)
@@ -555,6 +701,9 @@ out:
 		if (r->hfd >= 0)
 			close(r->hfd);
 		r->hfd = -1;
+		if (r->phfd >= 0)
+			close(r->phfd);
+		r->phfd = -1;
 		r->exists = false;
 	}
 	return rc;
@@ -566,4 +715,7 @@ void gofer_res_release(struct gofer_res *r)
 	if (r->hfd >= 0)
 		close(r->hfd);
 	r->hfd = -1;
+	if (r->phfd >= 0)
+		close(r->phfd);
+	r->phfd = -1;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "gofer-internal.h"
@@ -114,6 +115,12 @@ static void table_remove_dentry(struct gofer_view *v, struct gofer_dentry *d)
 		if (*pp)
 			*pp = h->next;
 		if (h->fd >= 0) {
+			struct stat st;
+
+			/* Handles the sandbox still holds report this mode (gofer_fd_stat). */
+			(void)fchmod(h->fd, d->mode & 07777);
+			if (fstat(h->fd, &st) == 0 && gofer_is_store_dir(v, &st) && v->nstore_dirs)
+				v->nstore_dirs--;
 			close(h->fd);
 			v->nheld--;
 		}
@@ -180,6 +187,7 @@ struct gofer_dentry *gofer_dentry_new(struct gofer_view *v, enum gofer_kind kind
 	d->gid = gid;
 	d->fd = -1;
 	d->next_seq = 2;
+	d->link_next = d;
 	now(&d->mtime);
 	d->atime = d->ctime = d->mtime;
 	return d;
@@ -197,13 +205,60 @@ static void mounts_remove(struct gofer_view *v, struct gofer_dentry *d)
 	}
 }
 
+/* gofer_link_count - hard links of @d (1 for anything but a linked MEMFILE). */
+size_t gofer_link_count(const struct gofer_dentry *d)
+{
+	size_t n = 1;
+
+	for (const struct gofer_dentry *p = d->link_next; p != d; p = p->link_next)
+		n++;
+	return n;
+}
+
+/* Take @d out of its hard link ring, handing its inode table entries to
+ * the next member (the memfd stays reachable through the other names). */
+static bool link_unring(struct gofer_dentry *d)
+{
+	struct gofer_dentry *p = d, *next = d->link_next;
+	struct gofer_handle *h, *last = NULL;
+
+	if (next == d)
+		return false;
+	while (p->link_next != d)
+		p = p->link_next;
+	p->link_next = next;
+	d->link_next = d;
+	for (h = d->handles; h; h = h->d_next) {
+		h->d = next;
+		last = h;
+	}
+	if (last) {
+		last->d_next = next->handles;
+		next->handles = d->handles;
+		d->handles = NULL;
+	}
+	return true;
+}
+
 static void dentry_free_one(struct gofer_view *v, struct gofer_dentry *d)
 {
+	/* The last name of a mem file: its open fds now report nlink 0 and
+	 * the dentry's mode (gofer_fd_stat reads the memfd's own bits). */
+	if (d->kind == GOFER_KIND_MEMFILE && !link_unring(d) && d->fd >= 0) {
+		(void)fchmod(d->fd, d->mode & 07777);
+		if (v->nfiles)
+			v->nfiles--;
+	}
+	if (d->counted && v->nobjs)
+		v->nobjs--;
 	table_remove_dentry(v, d);
 	if (d->kind == GOFER_KIND_BIND || d->kind == GOFER_KIND_DEVICE)
 		mounts_remove(v, d);
 	if (d->fd >= 0)
 		close(d->fd);
+	for (size_t i = 0; i < d->nhides; i++)
+		free(d->hides[i]);
+	free(d->hides);
 	free(d->by_name);
 	free(d->by_seq);
 	free(d->host_path);
@@ -419,7 +474,7 @@ int gofer_dentry_stat(const struct gofer_view *v, const struct gofer_dentry *d, 
 	case GOFER_KIND_SYNTH:
 		if (fstat(d->fd, st) < 0)
 			return -errno;
-		st->st_nlink = 1;
+		st->st_nlink = gofer_link_count(d);
 		st->st_rdev = 0;
 		st->st_blocks = (st->st_size + 4095) / 4096 * 8;
 		break;
@@ -435,7 +490,14 @@ int gofer_dentry_stat(const struct gofer_view *v, const struct gofer_dentry *d, 
 		st->st_mtim = d->mtime;
 		st->st_ctim = d->ctime;
 		break;
+	case GOFER_KIND_FIFO:
+		st->st_nlink = 1;
+		st->st_atim = d->atime;
+		st->st_mtim = d->mtime;
+		st->st_ctim = d->ctime;
+		break;
 	case GOFER_KIND_SYMLINK:
+	case GOFER_KIND_MAGIC:
 		st->st_nlink = 1;
 		st->st_size = (off_t)strlen(d->target);
 		st->st_atim = d->atime;
@@ -463,7 +525,22 @@ struct gofer_view *gofer_view_new(const struct gofer_config *cfg, struct pv_erro
 		return NULL;
 	}
 	v->cfg = *cfg;
-	v->next_ino = 1;
+	v->next_ino = GOFER_INO_BASE;
+	/* Every named file of the view holds one fd in the supervisor: allow
+	 * as many as the hard limit permits (quota_files may be 100000). */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	v->store_fd = -1;
+	if (cfg->quota_bytes && gofer_store_open(v, err) < 0) {
+		free(v);
+		return NULL;
+	}
 	/*
 	 * The openat2 fast path lets the host kernel check search permission
 	 * on the directories it crosses; that equals our own check only when
@@ -495,6 +572,8 @@ void gofer_view_free(struct gofer_view *view)
 	free(view->snaps);
 	free(view->buckets);
 	free(view->mounts);
+	if (view->store_fd >= 0)
+		close(view->store_fd);
 	free(view);
 }
 
@@ -557,6 +636,31 @@ static int build_parent(struct gofer_view *v, const char *path, struct gofer_den
 	}
 	if (gofer_dentry_find(dir, p))
 		return pv_error_set(err, EEXIST, "gofer: view path '%s' is taken", path);
+	*parent = dir;
+	*last = p;
+	return 0;
+}
+
+/* The parent dentry and last name of existing canonical view path @path. */
+static int build_parent_find(struct gofer_view *v, const char *path, struct gofer_dentry **parent,
+			     const char **last)
+{
+	struct gofer_dentry *dir = v->root;
+	const char *p = path + 1, *q;
+	char comp[NAME_MAX + 1];
+
+	while ((q = strchr(p, '/'))) {
+		size_t n = (size_t)(q - p);
+
+		if (n > NAME_MAX)
+			return -EINVAL;
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		dir = gofer_dentry_find(dir, comp);
+		if (!dir)
+			return -ENOENT;
+		p = q + 1;
+	}
 	*parent = dir;
 	*last = p;
 	return 0;
@@ -662,6 +766,32 @@ int gofer_view_bind_host(struct gofer_view *view, const char *host_path, const c
 	return add_host_node(view, GOFER_KIND_BIND, host_path, view_path, err);
 }
 
+int gofer_view_bind_host_rw(struct gofer_view *view, const char *host_path,
+			    const char *view_path, struct pv_error *err)
+{
+	struct gofer_dentry *parent;
+	const char *name;
+	int rc;
+
+	/* Writes on the host are made by the supervisor: only when its
+	 * credentials are the sandbox's does the host kernel check exactly
+	 * what the sandbox may do. */
+	if (geteuid() != view->cfg.uid || getegid() != view->cfg.gid)
+		return pv_error_set(err, EPERM,
+				    "gofer: a read-write bind needs pyvisor to run as the sandbox user "
+				    "(not as root)");
+	rc = add_host_node(view, GOFER_KIND_BIND, host_path, view_path, err);
+	if (rc < 0)
+		return rc;
+	if (build_parent_find(view, view_path, &parent, &name) == 0) {
+		struct gofer_dentry *d = gofer_dentry_find(parent, name);
+
+		if (d)
+			d->rw = true;
+	}
+	return 0;
+}
+
 int gofer_view_add_device(struct gofer_view *view, const char *host_path, const char *view_path,
 			  struct pv_error *err)
 {
@@ -717,9 +847,10 @@ static int add_file(struct gofer_view *v, enum gofer_kind kind, const char *view
 	if (rc < 0)
 		return rc;
 	snprintf(mname, sizeof(mname), GOFER_MEMFD_PREFIX ":%.200s", name);
-	rc = gofer_memfd_new(mname, &fd);
+	rc = kind == GOFER_KIND_MEMFILE ? gofer_file_new(v, name, &fd) : gofer_memfd_new(mname, &fd);
 	if (rc < 0)
-		return pv_error_set(err, -rc, "gofer: %s: memfd_create failed", view_path);
+		return pv_error_set(err, -rc, "gofer: %s: cannot create the file: %s", view_path,
+				    strerror(-rc));
 	if (host_fd >= 0) {
 		char buf[65536];
 		off_t off = 0;
@@ -752,12 +883,21 @@ static int add_file(struct gofer_view *v, enum gofer_kind kind, const char *view
 	if (!d)
 		return pv_error_set(err, ENOMEM, "gofer: out of memory");
 	d->fd = pv_steal_fd(&fd);
+	{
+		struct stat st;
+
+		if (fstat(d->fd, &st) == 0)
+			d->ino = st.st_ino;
+	}
 	rc = gofer_table_add(v, d, d->fd, false);
 	if (rc < 0) {
 		gofer_dentry_free(v, d);
 		return pv_error_set(err, -rc, "gofer: %s: out of memory", view_path);
 	}
-	return attach_or_free(v, parent, d, view_path, err);
+	rc = attach_or_free(v, parent, d, view_path, err);
+	if (rc == 0 && kind == GOFER_KIND_MEMFILE)
+		v->nfiles++;
+	return rc;
 }
 
 int gofer_view_add_mem_file(struct gofer_view *view, const char *view_path, int host_fd,
@@ -799,4 +939,90 @@ int gofer_view_add_symlink(struct gofer_view *view, const char *view_path, const
 		return pv_error_set(err, ENOMEM, "gofer: out of memory");
 	}
 	return attach_or_free(view, parent, d, view_path, err);
+}
+
+/* gofer_bind_hides - is @rel ("a/b", below @bind's root) or one of its parents hidden? */
+bool gofer_bind_hides(const struct gofer_dentry *bind, const char *rel)
+{
+	for (size_t i = 0; i < bind->nhides; i++) {
+		size_t n = strlen(bind->hides[i]);
+
+		if (!strncmp(rel, bind->hides[i], n) && (rel[n] == '\0' || rel[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Hide @rel (what follows the bind's view path in @view_path) inside bind @b. */
+static int bind_add_hide(struct gofer_dentry *b, const char *rel, const char *view_path,
+			 struct pv_error *err)
+{
+	char **a;
+	char *copy;
+	size_t n;
+
+	while (*rel == '/')
+		rel++;
+	n = strlen(rel);
+	while (n && rel[n - 1] == '/')
+		n--;
+	if (!n)
+		return pv_error_set(err, EINVAL, "gofer: cannot hide '%s' (a bind root)", view_path);
+	for (const char *c = rel; c < rel + n;) {
+		const char *e = memchr(c, '/', (size_t)(rel + n - c));
+		size_t cl = e ? (size_t)(e - c) : (size_t)(rel + n - c);
+
+		if (cl == 0 || (cl == 1 && c[0] == '.') || (cl == 2 && c[0] == '.' && c[1] == '.'))
+			return pv_error_set(err, EINVAL, "gofer: '%s' is not canonical", view_path);
+		c += cl + 1;
+	}
+	copy = strndup(rel, n);
+	a = realloc(b->hides, (b->nhides + 1) * sizeof(*a));
+	if (!copy || !a) {
+		free(copy);
+		if (a)
+			b->hides = a;
+		return pv_error_set(err, ENOMEM, "gofer: out of memory");
+	}
+	b->hides = a;
+	b->hides[b->nhides++] = copy;
+	return 0;
+}
+
+int gofer_view_hide(struct gofer_view *view, const char *view_path, struct pv_error *err)
+{
+	struct gofer_dentry *d = view->root, *parent;
+	const char *p = view_path;
+	char comp[NAME_MAX + 1];
+
+	if (!view_path || view_path[0] != '/' || !view_path[1])
+		return pv_error_set(err, EINVAL, "gofer: cannot hide '%s'", view_path ? view_path : "");
+	while (*p) {
+		const char *q;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		q = strchrnul(p, '/');
+		n = (size_t)(q - p);
+		if (n > NAME_MAX)
+			return pv_error_set(err, ENAMETOOLONG, "gofer: name too long in '%s'", view_path);
+		if (d->kind == GOFER_KIND_BIND && S_ISDIR(d->mode))
+			return bind_add_hide(d, p, view_path, err);
+		if (!gofer_dentry_is_view_dir(d))
+			return pv_error_set(err, EINVAL, "gofer: '%s' lies below a file", view_path);
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		d = gofer_dentry_find(d, comp);
+		if (!d)
+			return pv_error_set(err, ENOENT, "gofer: '%s' is not in the view", view_path);
+		p = q;
+	}
+	parent = d->parent;
+	gofer_dentry_detach(d);
+	gofer_dentry_free(view, d);
+	gofer_dentry_touch(parent);
+	return 0;
 }

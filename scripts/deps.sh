@@ -11,6 +11,7 @@ PACKAGES=(
 	cmake gcc make pkg-config
 	libseccomp-dev libjansson-dev libssl-dev libmagic-dev libcmocka-dev
 	python3 python3-pandas python3-matplotlib python3-numpy
+	libpython3.11-testsuite
 )
 TEST_USER=pyvisor-test
 

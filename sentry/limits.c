@@ -44,6 +44,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #define MIB (1024ULL * 1024ULL)
@@ -253,6 +254,25 @@ static uint64_t proc_fds(struct limits_state *st, const char *fd_dir, uint64_t *
 	return n;
 }
 
+/* Memory the view holds for the run: the memfds of the supervisor (the
+ * in-memory files without a quota store), plus what is stored on the run's
+ * private tmpfs under a disk quota (docs/quotas.md), each counted once.
+ * The memfd set of the current sample must have been cleared. */
+static uint64_t view_memory(struct sentry *s)
+{
+	uint64_t mem = 0;
+
+	proc_fds(s->limits, "/proc/self/fd", &mem);
+	if (s->view) {
+		struct statfs sf;
+
+		gofer_view_statfs(s->view, &sf);
+		if (sf.f_blocks > sf.f_bfree)
+			mem += (uint64_t)(sf.f_blocks - sf.f_bfree) * (uint64_t)sf.f_bsize;
+	}
+	return mem;
+}
+
 enum sentry_status limits_sample(struct sentry *s)
 {
 	struct limits_state *st = s->limits;
@@ -320,7 +340,7 @@ enum sentry_status limits_sample(struct sentry *s)
 	memset(st->memfd_seen, 0, MEMFD_SLOTS * sizeof(*st->memfd_seen));
 	/* The view's in-memory files (workspace, /tmp, home) are memfds the
 	 * supervisor holds: what the sandbox stored there is its memory too. */
-	proc_fds(st, "/proc/self/fd", &mem);
+	mem += view_memory(s);
 	for (size_t i = 0; i < n; i++) {
 		char fd_dir[64];
 		uint64_t fds;
@@ -369,7 +389,7 @@ enum sentry_status limits_stop(struct sentry *s)
 	/* What the run left in the view's memory: a burst of writes at the
 	 * end of a run can fall between two samples. */
 	memset(st->memfd_seen, 0, MEMFD_SLOTS * sizeof(*st->memfd_seen));
-	proc_fds(st, "/proc/self/fd", &view);
+	view = view_memory(s);
 	if (view > s->outcome->usage.memory_peak)
 		s->outcome->usage.memory_peak = view;
 	if (s->cfg->limits.memory_bytes && view > s->cfg->limits.memory_bytes)

@@ -46,6 +46,12 @@ struct run_opts {
 	double timeout_s;
 	size_t max_output;
 	const char *audit_log;
+	uint64_t disk_quota;	/* bytes, 0: none */
+	uint64_t max_files;	/* 0: no limit */
+	char **mounts;		/* HOST:SANDBOX[:ro] */
+	size_t nmounts;
+	char **hides;
+	size_t nhides;
 	bool program_mode;
 	struct net_policy net;	/* --allow-net, --allow-host, budgets */
 	char **rest;	/* SCRIPT ARGS... or PROGRAM ARGS... */
@@ -109,6 +115,16 @@ static void usage_run(FILE *f)
 	      "  --force                  overwrite existing files in --output-dir\n"
 	      "  --timeout SECONDS        wall-clock limit (default 60)\n"
 	      "  --max-output BYTES       bytes kept per output stream (default 1048576)\n"
+	      "  --disk-quota SIZE        total bytes of the files the program may create\n"
+	      "                           (suffix K, M, G; default 1G; 0: no quota; see\n"
+	      "                           docs/quotas.md); more fails with ENOSPC\n"
+	      "  --max-files N            files, directories and symlinks the program may\n"
+	      "                           create (default 100000; 0: no limit)\n"
+	      "  --mount HOST:SANDBOX[:ro|rw]\n"
+	      "                           show host path HOST at SANDBOX, read-only (default)\n"
+	      "                           or read-write (rw: changes go to the host; only\n"
+	      "                           when pyvisor does not run as root); repeatable\n"
+	      "  --hide PATH              remove PATH of the default view (repeatable)\n"
 	      "  --json                   print one JSON result object instead of the\n"
 	      "                           program's output (see docs/result.md)\n"
 	      "  --audit-log FILE         append audit events as JSON Lines to FILE\n"
@@ -201,12 +217,43 @@ static uint64_t parse_count(const char *opt, const char *s, uint64_t max, bool s
 	return (uint64_t)v * mult;
 }
 
+/* A size with an optional K/M/G/T suffix (powers of 1024). */
+static uint64_t parse_size(const char *opt, const char *s, uint64_t max)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end && !end[1]) {
+		switch (*end) {
+		case 'K': case 'k': shift = 10; end++; break;
+		case 'M': case 'm': shift = 20; end++; break;
+		case 'G': case 'g': shift = 30; end++; break;
+		case 'T': case 't': shift = 40; end++; break;
+		default: break;
+		}
+	}
+	if (errno || end == s || *end || s[0] == '-' || v > (max >> shift))
+		die("%s: '%s' is not a size between 0 and %llu", opt, s, (unsigned long long)max);
+	return (uint64_t)v << shift;
+}
+
+static void push_arg(char ***list, size_t *n, char *arg)
+{
+	*list = realloc(*list, (*n + 1) * sizeof(**list));
+	if (!*list)
+		die("out of memory");
+	(*list)[(*n)++] = arg;
+}
+
 static void parse_run(int argc, char **argv, struct run_opts *o)
 {
 	enum { OPT_INPUT = 256, OPT_OUTPUT, OPT_FORCE, OPT_TIMEOUT, OPT_MAXOUT, OPT_JSON,
 	       OPT_AUDIT, OPT_STDIN, OPT_ALLOW_NET, OPT_ALLOW_HOST, OPT_NET_CONNS,
 	       OPT_NET_BYTES, OPT_MEMORY, OPT_CPU, OPT_PROCS, OPT_NOFILE, OPT_FSIZE,
-	       OPT_REQUIRE };
+	       OPT_REQUIRE, OPT_QUOTA, OPT_MAXFILES, OPT_MOUNT, OPT_HIDE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT },
@@ -226,6 +273,10 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 		{ "max-open-files", required_argument, NULL, OPT_NOFILE },
 		{ "max-file-size", required_argument, NULL, OPT_FSIZE },
 		{ "require", required_argument, NULL, OPT_REQUIRE },
+		{ "disk-quota", required_argument, NULL, OPT_QUOTA },
+		{ "max-files", required_argument, NULL, OPT_MAXFILES },
+		{ "mount", required_argument, NULL, OPT_MOUNT },
+		{ "hide", required_argument, NULL, OPT_HIDE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -234,6 +285,8 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 	o->timeout_s = 60;
 	o->max_output = 1 << 20;
 	limits_defaults(&o->limits);
+	o->disk_quota = 1ULL << 30;
+	o->max_files = 100000;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
@@ -331,6 +384,18 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 					die("--require: too many protections");
 				o->require[o->nrequire++] = tok;
 			}
+			break;
+		case OPT_QUOTA:
+			o->disk_quota = parse_size("--disk-quota", optarg, 1ULL << 50);
+			break;
+		case OPT_MAXFILES:
+			o->max_files = parse_size("--max-files", optarg, 1ULL << 32);
+			break;
+		case OPT_MOUNT:
+			push_arg(&o->mounts, &o->nmounts, optarg);
+			break;
+		case OPT_HIDE:
+			push_arg(&o->hides, &o->nhides, optarg);
 			break;
 		case 'h':
 			usage_run(stdout);
@@ -489,9 +554,17 @@ static int cmd_run(int argc, char **argv)
 	gcfg.uid = root ? SANDBOX_ID_DEFAULT : getuid();
 	gcfg.gid = root ? SANDBOX_ID_DEFAULT : getgid();
 	policy_set_hosts_extra(o.net.hosts_text);
+	gcfg.quota_bytes = o.disk_quota;
+	gcfg.quota_files = o.max_files;
 	view = gofer_view_new(&gcfg, &err);
 	if (!view || policy_view_default(view, gcfg.uid, gcfg.gid, &err) < 0)
 		die("cannot build the sandbox's view: %s", err.msg);
+	for (size_t i = 0; i < o.nhides; i++)
+		if (policy_view_hide(view, o.hides[i], &err) < 0)
+			die("--hide %s: %s", o.hides[i], err.msg);
+	for (size_t i = 0; i < o.nmounts; i++)
+		if (policy_view_mount(view, o.mounts[i], &err) < 0)
+			die("--mount %s: %s", o.mounts[i], err.msg);
 
 	sargv = calloc((size_t)o.nrest + 6, sizeof(*sargv));
 	if (!sargv)

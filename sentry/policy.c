@@ -9,7 +9,8 @@
  * Synthesized: /etc/passwd, group, hostname, hosts, host.conf, resolv.conf,
  * nsswitch.conf (names come from /etc/hosts only: docs/network.md).  Devices:
  * null, zero, full, random, urandom.  In memory and writable: /workspace
- * (the working directory), /tmp, /home/sandbox (HOME).  Everything else,
+ * (the working directory), /tmp, /home/sandbox (HOME), /dev/shm (POSIX
+ * semaphores and shared memory of multiprocessing).  Everything else,
  * /root, other homes, /proc, /sys, /run, /var, the rest of /etc, does not
  * exist.
  */
@@ -177,7 +178,46 @@ int policy_view_default(struct gofer_view *view, uid_t uid, gid_t gid, struct pv
 
 	if ((r = gofer_view_add_mem_dir(view, "/workspace", 0755, err)) < 0 ||
 	    (r = gofer_view_add_mem_dir(view, "/tmp", 01777, err)) < 0 ||
-	    (r = gofer_view_add_mem_dir(view, "/home/sandbox", 0755, err)) < 0)
+	    (r = gofer_view_add_mem_dir(view, "/home/sandbox", 0755, err)) < 0 ||
+	    (r = gofer_view_add_mem_dir(view, "/dev/shm", 01777, err)) < 0)
+		return r;
+
+	/* /proc for the calling task, and the /dev links into it. */
+	if ((r = procfs_register(view, err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/fd", "/proc/self/fd", err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/stdin", "/proc/self/fd/0", err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/stdout", "/proc/self/fd/1", err)) < 0 ||
+	    (r = gofer_view_add_symlink(view, "/dev/stderr", "/proc/self/fd/2", err)) < 0)
 		return r;
 	return 0;
+}
+
+int policy_view_mount(struct gofer_view *view, const char *spec, struct pv_error *err)
+{
+	char buf[2 * PATH_MAX + 8], *host, *sandbox, *mode;
+
+	if (strlen(spec) >= sizeof(buf))
+		return pv_error_set(err, ENAMETOOLONG, "mount specification too long");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	host = buf;
+	sandbox = strchr(buf, ':');
+	if (!sandbox)
+		return pv_error_set(err, EINVAL, "expected HOST:SANDBOX[:ro]");
+	*sandbox++ = '\0';
+	mode = strchr(sandbox, ':');
+	if (mode) {
+		*mode++ = '\0';
+		if (strcmp(mode, "ro") && strcmp(mode, "rw"))
+			return pv_error_set(err, EINVAL, "mode '%s' is not ro or rw", mode);
+	}
+	if (host[0] != '/')
+		return pv_error_set(err, EINVAL, "host path '%s' is not absolute", host);
+	if (mode && !strcmp(mode, "rw"))
+		return gofer_view_bind_host_rw(view, host, sandbox, err);
+	return gofer_view_bind_host(view, host, sandbox, err);
+}
+
+int policy_view_hide(struct gofer_view *view, const char *path, struct pv_error *err)
+{
+	return gofer_view_hide(view, path, err);
 }

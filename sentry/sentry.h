@@ -308,6 +308,25 @@ struct json_t *result_json(const struct sentry_outcome *o, const struct result_a
  */
 void policy_set_hosts_extra(const char *lines);
 
+/*
+ * policy_view_mount - add the user's "HOST:SANDBOX[:ro]" mount @spec to
+ * @view (a read-only host bind, read-write with ":rw"; SANDBOX absolute and
+ * canonical).  Returns 0 or -errno with @err saying why.
+ */
+int policy_view_mount(struct gofer_view *view, const char *spec, struct pv_error *err);
+
+/* policy_view_hide - remove @path (a name of the view itself, not inside
+ * a host bind) and everything below it.  Returns 0 or -errno with @err. */
+int policy_view_hide(struct gofer_view *view, const char *path, struct pv_error *err);
+
+/*
+ * /proc (sentry/procfs.c).  procfs_register() makes the view's /proc and
+ * registers the provider that fills it for the calling task;
+ * procfs_enter() tells it which call is being handled (NULL after).
+ */
+int procfs_register(struct gofer_view *view, struct pv_error *err);
+void procfs_enter(struct syscall_ctx *ctx);
+
 /* policy_miss_is_quiet - true when a lookup of @view_path failing as hidden
  * is expected of benign programs and gets no audit event. */
 bool policy_miss_is_quiet(const char *view_path);

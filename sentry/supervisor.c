@@ -88,7 +88,9 @@ static void handle_notification(struct sentry *s)
 		ret = syscall_deny(&ctx, ENOSYS, "syscall.unknown", NULL, NULL,
 				   "system call not in pyvisor's table");
 	} else {
+		procfs_enter(&ctx);	/* /proc shows the calling task */
 		ret = ctx.entry->handler(&ctx);
+		procfs_enter(NULL);
 	}
 
 	if (ret.pending)

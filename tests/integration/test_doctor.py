@@ -114,11 +114,18 @@ def refuses_without_userns(ctx):
                f"the refusal must name the protection and the missing "
                f"feature: {line!r}")
         expect(run.stdout == b"", f"nothing may run: stdout {run.stdout!r}")
-    # Benign twins: without --require the run works inside the same filter,
-    # and --require userns works outside it.
+    # The default workspace quota needs a user namespace (docs/quotas.md):
+    # without one pyvisor refuses, naming the quota, rather than run
+    # without it.
     run = ctx.run_raw([helper, ctx.pyvisor, "run", script])
+    line = pvtest.expect_pyvisor_error(run, "default disk quota without user namespaces")
+    expect("--disk-quota" in line, f"the refusal must name the quota: {line!r}")
+    expect(run.stdout == b"", f"nothing may run: stdout {run.stdout!r}")
+    # Benign twins: asking for no quota, the run works inside the same
+    # filter, and --require userns works outside it.
+    run = ctx.run_raw([helper, ctx.pyvisor, "run", "--disk-quota", "0", script])
     expect_eq((run.returncode, run.stdout), (0, b"ran\n"),
-              "run without --require under the deny filter")
+              "run with --disk-quota 0 under the deny filter")
     _, plain = doctor_json(ctx)
     if not plain["features"]["userns"]["available"]:
         raise pvtest.Skip("user namespaces unavailable even without the "

@@ -66,7 +66,7 @@ def repo_file(source_dir):
 # below one of these names (a checkout in the host's /tmp, say) is invisible
 # because the sandbox has its own, empty tree there: ENOENT, but not a
 # policy hide, so no audit event is expected for it.
-MEM_TREES = ("/tmp", "/workspace", "/home/sandbox")
+MEM_TREES = ("/tmp", "/workspace", "/home/sandbox", "/dev/shm")
 
 
 def audited(path):
@@ -77,7 +77,8 @@ def attempts_for(ctx):
     attempts = [("open", "/etc/shadow"), ("stat", "/etc/shadow"),
                 ("stat", "/root"), ("listdir", "/root"),
                 ("stat", ctx.source_dir), ("open", repo_file(ctx.source_dir)),
-                ("open", "/proc/self/status"), ("stat", "/proc")]
+                ("open", "/proc/1/status"), ("stat", "/proc/1"),
+                ("open", "/proc/self/mem"), ("open", "/proc/self/environ")]
     home = host_home()
     if home is not None:
         attempts += [("stat", home), ("listdir", home)]
@@ -89,6 +90,11 @@ def matches(event_path, path):
     # component of it (e.g. /proc for /proc/self/status).
     if not event_path or event_path == "/":
         return False
+    if path.startswith("/proc/self/"):
+        # /proc/self resolves to the caller's pid directory.
+        parts = event_path.split("/")
+        return (len(parts) == 4 and parts[1] == "proc" and parts[2].isdigit()
+                and parts[3] == path.split("/")[3])
     return event_path == path or path.startswith(event_path.rstrip("/") + "/")
 
 

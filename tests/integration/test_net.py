@@ -486,7 +486,10 @@ print(json.dumps(out))
 """)
     argv = ctx._as_user(["unshare", "--user", "--map-root-user", "sh", wrapper,
                          ctx.pyvisor, "run", "--json", "--allow-net",
-                         f"127.0.0.1:{port}", script, str(port), str(other)])
+                         f"127.0.0.1:{port}",
+                         # no namespaces: no private tmpfs for a quota either
+                         "--disk-quota", "0",
+                         script, str(port), str(other)])
     proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=120)
     try:

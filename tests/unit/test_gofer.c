@@ -542,8 +542,21 @@ static void test_open_creat_excl(void **state)
 			 -ENOENT);
 	assert_int_equal(gofer_open(f->v, "/", "/workspace/missing", O_RDONLY, 0, &f->info),
 			 -ENOENT);
+	/* O_TMPFILE names a directory: missing is ENOENT, a file ENOTDIR */
 	assert_int_equal(gofer_open(f->v, "/", "/workspace/x", O_RDWR | O_TMPFILE, 0600, &f->info),
-			 -EOPNOTSUPP);
+			 -ENOENT);
+	assert_int_equal(gofer_open(f->v, "/", "/workspace", O_RDONLY | O_TMPFILE, 0600, &f->info),
+			 -EINVAL);
+	{
+		struct stat tst;
+		int tfd = gofer_open(f->v, "/", "/workspace", O_RDWR | O_TMPFILE, 0640, &f->info);
+
+		assert_true(tfd >= 0);
+		assert_int_equal(gofer_fd_stat(f->v, tfd, &tst), 0);
+		assert_int_equal(tst.st_nlink, 0);
+		assert_int_equal(tst.st_mode, S_IFREG | 0640);
+		close(tfd);
+	}
 	/* O_CREAT through a dangling in-memory symlink creates its target */
 	{
 		struct pv_error err = { 0 };
@@ -752,7 +765,7 @@ static void test_rename(void **state)
 			 -ENOENT);
 	assert_int_equal(gofer_rename(f->v, "/", "/workspace/r/b", "/", "/workspace/r/c",
 				      RENAME_EXCHANGE, &f->info),
-			 -EINVAL);
+			 -ENOENT);
 	/* a directory over an empty directory */
 	assert_int_equal(gofer_rename(f->v, "/", "/workspace/r/sub", "/", "/workspace/r/empty", 0,
 				      &f->info),
@@ -1159,6 +1172,155 @@ static void test_fast_path(void **state)
 	gofer_view_free(v);
 }
 
+/* --- metadata, links, quota, /proc ------------------------------------ */
+
+static void test_links_and_meta(void **state)
+{
+	struct fixture *f = *state;
+	struct gofer_view *v = f->v;
+	struct stat a, b;
+	int fd;
+
+	create_file(v, "/workspace/f", "hello\n");
+	assert_int_equal(gofer_link(v, "/", "/workspace/f", "/", "/workspace/h", false, &f->info), 0);
+	assert_int_equal(gofer_stat(v, "/", "/workspace/f", false, &a, &f->info), 0);
+	assert_int_equal(gofer_stat(v, "/", "/workspace/h", false, &b, &f->info), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	assert_int_equal(a.st_nlink, 2);
+	assert_int_equal(gofer_link(v, "/", "/workspace/f", "/", "/workspace/h", false, &f->info),
+			 -EEXIST);
+	assert_int_equal(gofer_link(v, "/", "/workspace", "/", "/workspace/d2", false, &f->info),
+			 -EPERM);
+	assert_int_equal(gofer_link(v, "/", "/usr/lib/data.txt", "/", "/workspace/x", false,
+				    &f->info), -EXDEV);
+	/* chmod through one name shows through the other */
+	assert_int_equal(gofer_setattr(v, "/", "/workspace/h", false, 0600, (uid_t)-1, (gid_t)-1,
+				       &f->info), 0);
+	assert_int_equal(gofer_stat(v, "/", "/workspace/f", false, &a, &f->info), 0);
+	assert_int_equal(a.st_mode, S_IFREG | 0600);
+	/* ownership: no change to another uid, EROFS on the host, EPERM on root's */
+	assert_int_equal(gofer_setattr(v, "/", "/workspace/f", false, (mode_t)-1, 0, (gid_t)-1,
+				       &f->info), -EPERM);
+	assert_int_equal(gofer_setattr(v, "/", "/usr/lib/data.txt", false, 0777, (uid_t)-1,
+				       (gid_t)-1, &f->info), -EROFS);
+	assert_int_equal(gofer_setattr(v, "/", "/etc/passwd", false, 0777, (uid_t)-1, (gid_t)-1,
+				       &f->info), -EPERM);
+	/* the last name gone: an open fd reports nlink 0 and keeps the mode */
+	fd = gofer_open(v, "/", "/workspace/f", O_RDONLY, 0, &f->info);
+	assert_true(fd >= 0);
+	assert_int_equal(gofer_unlink(v, "/", "/workspace/h", false, &f->info), 0);
+	assert_int_equal(gofer_fd_stat(v, fd, &a), 0);
+	assert_int_equal(a.st_nlink, 1);
+	assert_int_equal(gofer_unlink(v, "/", "/workspace/f", false, &f->info), 0);
+	assert_int_equal(gofer_fd_stat(v, fd, &a), 0);
+	assert_int_equal(a.st_nlink, 0);
+	assert_int_equal(a.st_mode, S_IFREG | 0600);
+	close(fd);
+	/* symlink, truncate, mknod, xattr */
+	assert_int_equal(gofer_symlink(v, "target", "/", "/workspace/s", &f->info), 0);
+	assert_int_equal(gofer_symlink(v, "target", "/", "/workspace/s", &f->info), -EEXIST);
+	assert_int_equal(gofer_symlink(v, "target", "/", "/usr/lib/s", &f->info), -EROFS);
+	create_file(v, "/workspace/t", "0123456789");
+	assert_int_equal(gofer_truncate(v, "/", "/workspace/t", 3, &f->info), 0);
+	assert_int_equal(gofer_stat(v, "/", "/workspace/t", false, &a, &f->info), 0);
+	assert_int_equal(a.st_size, 3);
+	assert_int_equal(gofer_truncate(v, "/", "/workspace", 0, &f->info), -EISDIR);
+	assert_int_equal(gofer_truncate(v, "/", "/dev/null", 0, &f->info), -EINVAL);
+	assert_int_equal(gofer_truncate(v, "/", "/workspace/t", -1, &f->info), -EINVAL);
+	assert_int_equal(gofer_mknod(v, "/", "/workspace/m", S_IFREG | 0640, 0, &f->info), 0);
+	assert_int_equal(gofer_mknod(v, "/", "/workspace/c", S_IFCHR | 0640, 0, &f->info), -EPERM);
+	assert_int_equal(gofer_xattr(v, "/", "/workspace/t", false, 's', "user.a", "1", 1, 0,
+				     &f->info), -EOPNOTSUPP);
+	assert_int_equal(gofer_xattr(v, "/", "/workspace/t", false, 'g', "trusted.a", NULL, 0, 0,
+				     &f->info), -ENODATA);
+	assert_int_equal(gofer_xattr(v, "/", "/workspace/t", false, 'g', "", NULL, 0, 0,
+				     &f->info), -ERANGE);
+	assert_int_equal(gofer_xattr(v, "/", "/workspace/t", false, 'l', NULL, NULL, 0, 0,
+				     &f->info), 0);
+}
+
+static void test_quota_store(void **state)
+{
+	struct gofer_config cfg = { .uid = geteuid(), .gid = getegid(),
+				    .quota_bytes = 64 * 1024, .quota_files = 3 };
+	struct pv_error err = { 0 };
+	struct gofer_view *v = gofer_view_new(&cfg, &err);
+	char block[4096];
+	ssize_t n = 0, total = 0;
+	int fd;
+
+	(void)state;
+	if (!v) {
+		/* No unprivileged user namespaces here: the CLI refuses to run. */
+		skip();
+	}
+	assert_int_equal(gofer_view_add_mem_dir(v, "/workspace", 0755, &err), 0);
+	fd = gofer_open(v, "/", "/workspace/big", O_CREAT | O_WRONLY, 0644, NULL);
+	assert_true(fd >= 0);
+	memset(block, 'x', sizeof(block));
+	while ((n = write(fd, block, sizeof(block))) > 0)
+		total += n;
+	assert_int_equal(n, -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_true(total <= 64 * 1024 && total >= 60 * 1024);
+	close(fd);
+	assert_int_equal(gofer_mkdir(v, "/", "/workspace/d", 0755, NULL), 0);
+	assert_int_equal(gofer_symlink(v, "x", "/", "/workspace/s", NULL), 0);
+	assert_int_equal(gofer_open(v, "/", "/workspace/one-more", O_CREAT | O_WRONLY, 0644, NULL),
+			 -ENOSPC);
+	assert_int_equal(gofer_mkdir(v, "/", "/workspace/d2", 0755, NULL), -ENOSPC);
+	assert_int_equal(gofer_unlink(v, "/", "/workspace/s", false, NULL), 0);
+	assert_int_equal(gofer_mkdir(v, "/", "/workspace/d2", 0755, NULL), 0);
+	gofer_view_free(v);
+}
+
+static int fake_refresh(void *opaque, struct gofer_view *v)
+{
+	int *calls = opaque;
+
+	(*calls)++;
+	gofer_proc_reset(v);
+	if (gofer_proc_add_symlink(v, "self", "42", false) < 0 || gofer_proc_add_dir(v, "42") < 0 ||
+	    gofer_proc_add_file(v, "42/status", "Name:\tx\n", 8, false) < 0)
+		return -ENOMEM;
+	{
+		int p[2], rc;
+
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return -errno;
+		rc = gofer_proc_add_fd(v, "42/fd/0", p[0], "pipe:[1]");
+		close(p[1]);
+		return rc;
+	}
+}
+
+static void test_proc_provider(void **state)
+{
+	static const struct gofer_proc_provider prov = { .refresh = fake_refresh };
+	struct fixture *f = *state;
+	struct pv_error err = { 0 };
+	char buf[64];
+	int calls = 0, fd;
+	ssize_t n;
+
+	assert_int_equal(gofer_view_set_proc(f->v, &prov, &calls, &err), 0);
+	fd = gofer_open(f->v, "/", "/proc/self/status", O_RDONLY, 0, &f->info);
+	assert_true(fd >= 0);
+	assert_int_equal(slurp(fd, buf, sizeof(buf)), 8);
+	assert_string_equal(buf, "Name:\tx\n");
+	close(fd);
+	assert_int_equal(calls, 1);
+	assert_int_equal(gofer_open(f->v, "/", "/proc/self/status", O_WRONLY, 0, &f->info),
+			 -EACCES);
+	assert_int_equal(gofer_open(f->v, "/", "/proc/7/status", O_RDONLY, 0, &f->info), -ENOENT);
+	assert_true(f->info.hidden);
+	n = gofer_readlink(f->v, "/", "/proc/self/fd/0", buf, sizeof(buf), &f->info);
+	assert_int_equal(n, 8);
+	assert_memory_equal(buf, "pipe:[1]", 8);
+	assert_int_equal(gofer_open(f->v, "/", "/proc/self/fd/0/x", O_RDONLY, 0, &f->info),
+			 -ENOTDIR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1181,6 +1343,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_builder_errors, setup, teardown),
 		cmocka_unit_test(test_fast_path),
+		cmocka_unit_test_setup_teardown(test_links_and_meta, setup, teardown),
+		cmocka_unit_test(test_quota_store),
+		cmocka_unit_test_setup_teardown(test_proc_provider, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("gofer", tests, group_setup, group_teardown);
