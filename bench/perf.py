@@ -370,7 +370,7 @@ def footprint(argv, wd, timeout):
 # --- micro ------------------------------------------------------------------
 
 
-def run_micro(micro, pyvisor, iters, root):
+def run_micro(micro, pyvisor, iters, root, extras):
     out = {"native": {}, "pyvisor": {}, "errors": []}
     if micro and os.access(micro, os.X_OK):
         for mode in ("syscall", "filtered", "roundtrip"):
@@ -395,6 +395,13 @@ def run_micro(micro, pyvisor, iters, root):
             out["errors"].append(f"emulated.py ({where}): {p.stderr.strip()[-200:]}")
             continue
         out[where].update(json.loads(p.stdout.strip().splitlines()[-1]))
+    for name, binary in extras.items():
+        p = subprocess.run([binary, "run", "--timeout", "600", "emulated.py", str(iters)],
+                           cwd=wd, capture_output=True, text=True, timeout=900)
+        if p.returncode == 0:
+            out[name] = json.loads(p.stdout.strip().splitlines()[-1])
+        else:
+            out["errors"].append(f"emulated.py ({name}): {p.stderr.strip()[-200:]}")
     # Derived: per-call cost inside pyvisor with the ctypes overhead taken
     # out, next to the bare round trip (the floor of a trapped call).
     nat, pv = out["native"], out["pyvisor"]
@@ -503,6 +510,10 @@ def table(result):
                 if k in d:
                     lines.append(f"  {k + ' (per listing)':<34}{nat[k]['ns_per_op']:>12.0f}"
                                  f"{pv[k]['ns_per_op']:>12.0f}{d[k]['x_native']:>10.2f}")
+        for name in result["sandboxes_used"]:
+            if name in m and name not in ("native", "pyvisor"):
+                lines.append(f"  {name} (raw, ns per call incl. ctypes): " + ", ".join(
+                    f"{k} {v['ns_per_op']:.0f}" for k, v in m[name].items()))
         for e in m["errors"]:
             lines.append(f"  error: {e}")
     return "\n".join(lines)
@@ -542,6 +553,9 @@ def main():
                     help="the pyvisor binary (default: build/pyvisor)")
     ap.add_argument("--micro", default=os.path.join(SOURCE, "build", "bench", "pv-micro"),
                     help="the pv-micro binary (default: build/bench/pv-micro)")
+    ap.add_argument("--extra-pyvisor", action="append", default=[], metavar="NAME=PATH",
+                    help="also measure another pyvisor binary as sandbox NAME (for "
+                    "example a build of the previous commit); repeatable")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per pair (default 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
     ap.add_argument("--workloads", default=",".join(w[0] for w in WORKLOADS),
@@ -574,6 +588,14 @@ def main():
     builders = {"native": native_cmd, "pyvisor": make_pyvisor_cmd(pyvisor),
                 "runsc": runsc_cmd, "proot": proot_cmd, "bwrap": bwrap_cmd}
     asked = [s for s in a.sandboxes.split(",") if s]
+    extras = {}
+    for spec in a.extra_pyvisor:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path or name in builders:
+            ap.error(f"--extra-pyvisor '{spec}': want NAME=PATH with a new NAME")
+        extras[name] = os.path.abspath(path)
+        builders[name] = make_pyvisor_cmd(extras[name])
+        asked.insert(asked.index("pyvisor") + 1 if "pyvisor" in asked else len(asked), name)
     for s in asked:
         if s not in builders:
             ap.error(f"unknown sandbox '{s}' (known: {', '.join(builders)})")
@@ -582,12 +604,12 @@ def main():
 
     root = tempfile.mkdtemp(prefix="pyvisor-bench-")
     try:
-        return run_suite(a, scale, known, wanted, builders, asked, pyvisor, root)
+        return run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root):
+def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras):
     scripts = {k: v.format(**scale) for k, v in SCRIPTS.items()}
     csv_path = os.path.join(root, "sales.csv")
     inputs = {}
@@ -599,11 +621,12 @@ def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root):
     # Probe each sandbox with the empty run; skip those that do not work.
     sandboxes, skipped = {}, {}
     for sb in asked:
-        exe = pyvisor if sb == "pyvisor" else {"native": PYTHON, "runsc": "runsc",
-                                                "proot": "proot", "bwrap": "bwrap"}[sb]
-        if sb == "pyvisor" and not os.access(pyvisor, os.X_OK):
-            skipped[sb] = f"{pyvisor} not found (build it first)"
-        elif sb != "pyvisor" and not shutil.which(exe):
+        pv = pyvisor if sb == "pyvisor" else extras.get(sb)
+        exe = pv or {"native": PYTHON, "runsc": "runsc", "proot": "proot",
+                     "bwrap": "bwrap"}[sb]
+        if pv and not os.access(pv, os.X_OK):
+            skipped[sb] = f"{pv} not found (build it first)"
+        elif not pv and not shutil.which(exe):
             skipped[sb] = f"{exe} not installed"
         else:
             wd = prepare_workdir(root, "pass", scripts, {})
@@ -677,7 +700,8 @@ def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root):
 
     if not a.no_micro:
         log("[micro] pv-micro and emulated.py (native and under pyvisor)")
-        result["micro"] = run_micro(a.micro, pyvisor, a.micro_iterations, root)
+        result["micro"] = run_micro(a.micro, pyvisor, a.micro_iterations, root,
+                                    {k: v for k, v in extras.items() if k in sandboxes})
         for e in result["micro"]["errors"]:
             log(f"    error: {e}")
 

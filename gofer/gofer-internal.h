@@ -122,6 +122,8 @@ struct gofer_view {
 
 	struct gofer_snapshot *snaps;
 	size_t nsnaps;
+
+	struct gofer_cache *cache;	/* lookups in the immutable part (cache.c), or NULL */
 };
 
 /* Result of a path resolution (resolve.c). */
@@ -142,6 +144,9 @@ struct gofer_res {
 	bool hidden;			/* a miss in a hidden skeleton directory */
 	int last;			/* enum gofer_last */
 	bool trailing_slash;
+	bool host_obj;			/* the object is a host object below a bind root */
+	bool st_valid;			/* @st is the object's host stat (hfd may be -1: NOFD cache hit) */
+	struct stat st;
 	char name[NAME_MAX + 1];	/* last component (LAST_NORM) */
 	char path[PATH_MAX];		/* canonical view path reached */
 };
@@ -149,12 +154,41 @@ struct gofer_res {
 /* Flags of gofer_resolve(). */
 #define GOFER_WALK_FOLLOW 0x1	/* follow a final symlink */
 #define GOFER_WALK_PARENT 0x2	/* caller may create/remove the final name: parent info needed */
+#define GOFER_WALK_NOFD 0x4	/* caller needs metadata only: a cache hit may give st instead of hfd */
 
 /* resolve.c */
 int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsigned int flags,
 		  struct gofer_res *r);
 void gofer_res_release(struct gofer_res *r);
 int gofer_perm_check(const struct gofer_view *v, mode_t mode, uid_t uid, gid_t gid, int want);
+
+/*
+ * cache.c: lookups in the immutable part of the view (see cache.c).
+ * gofer_cache_lookup - on a hit fill @r and *@rc as gofer_resolve() would
+ * and return 1; else return 0.  gofer_cache_store - remember the outcome
+ * @rc, @r of a resolution that touched no in-memory tree.  gofer_cache_clear
+ * - forget everything (the view was changed).  gofer_cache_free - release.
+ * gofer_cache_stats - hit and miss counts and entries, for benchmarks.
+ */
+int gofer_cache_lookup(struct gofer_view *v, const char *base, const char *path,
+		       unsigned int flags, struct gofer_res *r, int *rc);
+void gofer_cache_store(struct gofer_view *v, const char *base, const char *path,
+		       unsigned int flags, int rc, const struct gofer_res *r);
+void gofer_cache_clear(struct gofer_view *v);
+void gofer_cache_free(struct gofer_view *v);
+void gofer_cache_stats(const struct gofer_view *v, uint64_t *hits, uint64_t *misses,
+		       size_t *entries);
+/*
+ * gofer_dcache_find - the cached host directory at view path "@dir/@name"
+ * (@dir: @dlen bytes, canonical): its O_PATH fd (borrowed: owned by the
+ * cache until gofer_cache_clear()) and owner and mode; 1 on a hit, else 0.
+ * gofer_dcache_add - hand host directory @fd (O_PATH, stat @st) found at
+ * "@dir/@name" to the cache; true when the cache took ownership of @fd.
+ */
+int gofer_dcache_find(struct gofer_view *v, const char *dir, size_t dlen, const char *name,
+		      int *fd, mode_t *mode, uid_t *uid, gid_t *gid);
+bool gofer_dcache_add(struct gofer_view *v, const char *dir, size_t dlen, const char *name,
+		      int fd, const struct stat *st);
 
 /* view.c */
 struct gofer_dentry *gofer_dentry_new(struct gofer_view *v, enum gofer_kind kind,

@@ -52,6 +52,12 @@ static int res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *
 {
 	struct stat st;
 
+	if (r->st_valid) {
+		*mode = r->st.st_mode;
+		*uid = r->st.st_uid;
+		*gid = r->st.st_gid;
+		return 0;
+	}
 	if (r->hfd >= 0 || r->d->kind == GOFER_KIND_BIND || r->d->kind == GOFER_KIND_DEVICE) {
 		if (fstat(r->hfd >= 0 ? r->hfd : r->d->fd, &st) < 0)
 			return -errno;
@@ -69,7 +75,7 @@ static int res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *
 /* The resolved object lives on a read-only host bind. */
 static bool res_is_host(const struct gofer_res *r)
 {
-	return r->hfd >= 0 || (r->d && r->d->kind == GOFER_KIND_BIND);
+	return r->hfd >= 0 || r->host_obj || (r->d && r->d->kind == GOFER_KIND_BIND);
 }
 
 /* A new file description of the object a directory handle or symlink handle stands for. */
@@ -305,11 +311,14 @@ int gofer_stat(struct gofer_view *view, const char *base, const char *path, bool
 	int rc;
 
 	info_init(info);
-	rc = gofer_resolve(view, base, path, nofollow ? 0 : GOFER_WALK_FOLLOW, &r);
+	rc = gofer_resolve(view, base, path,
+			   GOFER_WALK_NOFD | (nofollow ? 0 : GOFER_WALK_FOLLOW), &r);
 	if (rc == 0 && !r.exists)
 		rc = -ENOENT;
 	if (rc == 0) {
-		if (r.hfd >= 0) {
+		if (r.st_valid) {
+			*st = r.st;
+		} else if (r.hfd >= 0) {
 			memset(st, 0, sizeof(*st));
 			rc = fstat(r.hfd, st) < 0 ? -errno : 0;
 		} else {
@@ -334,7 +343,8 @@ int gofer_access(struct gofer_view *view, const char *base, const char *path, in
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EACCESS | AT_EMPTY_PATH))
 		return -EINVAL;
 	rc = gofer_resolve(view, base, path,
-			   (flags & AT_SYMLINK_NOFOLLOW) ? 0 : GOFER_WALK_FOLLOW, &r);
+			   GOFER_WALK_NOFD | ((flags & AT_SYMLINK_NOFOLLOW) ? 0 : GOFER_WALK_FOLLOW),
+			   &r);
 	if (rc == 0 && !r.exists)
 		rc = -ENOENT;
 	if (rc == 0 && amode != F_OK)

@@ -40,6 +40,7 @@ struct level {
 	mode_t mode;
 	uid_t uid;
 	gid_t gid;
+	bool borrowed;			/* fd owned by the directory cache (cache.c) */
 };
 
 struct walker {
@@ -53,7 +54,37 @@ struct walker {
 	int links;
 	bool check_perm;
 	bool no_fast;
+	bool touched_mem;		/* visited an in-memory tree: not cacheable */
 };
+
+/*
+ * Remember whether the resolution depends on a part of the view the
+ * sandbox can change: anything but what the policy built (skeleton
+ * directories and their symlinks, binds, synthesized files, devices).
+ */
+static void note(struct walker *w, const struct gofer_dentry *d)
+{
+	switch (d->kind) {
+	case GOFER_KIND_SKEL:
+	case GOFER_KIND_BIND:
+	case GOFER_KIND_SYNTH:
+	case GOFER_KIND_DEVICE:
+		return;
+	case GOFER_KIND_SYMLINK:
+		if (d->parent && d->parent->kind == GOFER_KIND_SKEL)
+			return;
+		break;
+	default:
+		break;
+	}
+	w->touched_mem = true;
+}
+
+static void level_close(struct level *l)
+{
+	if (!l->borrowed)
+		close(l->fd);
+}
 
 /*
  * gofer_perm_check - may the sandbox user access an object of @mode owned
@@ -77,7 +108,7 @@ int gofer_perm_check(const struct gofer_view *v, mode_t mode, uid_t uid, gid_t g
 static void walker_reset(struct walker *w)
 {
 	while (w->nh)
-		close(w->lv[--w->nh].fd);
+		level_close(&w->lv[--w->nh]);
 	w->d = w->v->root;
 	memcpy(w->path, "/", 2);
 	w->len = 1;
@@ -110,7 +141,7 @@ static void path_pop(struct walker *w)
 static void walker_up(struct walker *w)
 {
 	if (w->nh) {
-		close(w->lv[--w->nh].fd);
+		level_close(&w->lv[--w->nh]);
 		path_pop(w);
 	} else if (w->d->parent) {
 		w->d = w->d->parent;
@@ -128,7 +159,8 @@ static int host_base(const struct walker *w)
 	return w->nh ? w->lv[w->nh - 1].fd : w->d->fd;
 }
 
-static int push_level(struct walker *w, int fd, const struct stat *st, const char *name)
+static int push_level(struct walker *w, int fd, mode_t mode, uid_t uid, gid_t gid, bool borrowed,
+		      const char *name)
 {
 	int rc = path_push(w, name);
 
@@ -145,7 +177,7 @@ static int push_level(struct walker *w, int fd, const struct stat *st, const cha
 		w->lv = a;
 		w->cap = cap;
 	}
-	w->lv[w->nh++] = (struct level){ fd, st->st_mode, st->st_uid, st->st_gid };
+	w->lv[w->nh++] = (struct level){ fd, mode, uid, gid, borrowed };
 	return 0;
 }
 
@@ -264,6 +296,8 @@ static int try_fast(struct walker *w, const char *p, unsigned int flags, struct 
 	}
 	r->exists = true;
 	r->hfd = fd;
+	r->st = st;
+	r->st_valid = true;
 	r->bind = w->d;
 	r->parent_host = true;
 	r->trailing_slash = p[plen - 1] == '/';
@@ -291,8 +325,8 @@ static int final_view(struct walker *w, struct gofer_dentry *c, bool trailing, s
 }
 
 /* Final object is host object @fd (owned by r on success), child of the current position. */
-static int final_host(struct walker *w, int fd, const char *name, bool trailing,
-		      struct gofer_res *r)
+static int final_host(struct walker *w, int fd, const struct stat *st, const char *name,
+		      bool trailing, struct gofer_res *r)
 {
 	int rc = join_path(r, w, name);
 
@@ -302,6 +336,8 @@ static int final_host(struct walker *w, int fd, const char *name, bool trailing,
 	}
 	r->exists = true;
 	r->hfd = fd;
+	r->st = *st;
+	r->st_valid = true;
 	r->bind = w->d;
 	r->parent_host = true;
 	r->last = GOFER_LAST_NORM;
@@ -367,6 +403,7 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 		bool last, trailing;
 		struct gofer_dentry *c;
 
+		note(w, w->d);
 		while (*p == '/')
 			p++;
 		if (!*p)
@@ -407,6 +444,8 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 
 		if (!at_host(w)) {
 			c = gofer_dentry_find(w->d, name);
+			if (c)
+				note(w, c);
 			if (!c) {
 				if (last)
 					return final_missing(w, name, trailing, r);
@@ -439,10 +478,25 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 		}
 
 		/* Host directory: one component, never following anything. */
+		if (!last) {
+			int dfd;
+			mode_t dmode;
+			uid_t duid;
+			gid_t dgid;
+
+			if (gofer_dcache_find(w->v, w->path, w->len, name, &dfd, &dmode, &duid,
+					      &dgid)) {
+				rc = push_level(w, dfd, dmode, duid, dgid, true, name);
+				if (rc < 0)
+					goto fail;
+				continue;
+			}
+		}
 		{
 			_cleanup_close_ int fd = openat(host_base(w), name,
 							O_PATH | O_NOFOLLOW | O_CLOEXEC);
 			struct stat st;
+			bool cached;
 
 			if (fd < 0) {
 				rc = -errno;
@@ -459,7 +513,7 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 				ssize_t tl;
 
 				if (last && !(flags & GOFER_WALK_FOLLOW) && !trailing)
-					return final_host(w, pv_steal_fd(&fd), name, trailing, r);
+					return final_host(w, pv_steal_fd(&fd), &st, name, trailing, r);
 				tl = readlinkat(fd, "", t, sizeof(t));
 				if (tl < 0) {
 					rc = -errno;
@@ -479,16 +533,21 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 					rc = -ENOTDIR;
 					goto fail;
 				}
-				return final_host(w, pv_steal_fd(&fd), name, trailing, r);
+				return final_host(w, pv_steal_fd(&fd), &st, name, trailing, r);
 			}
 			if (last)
-				return final_host(w, pv_steal_fd(&fd), name, trailing, r);
-			rc = push_level(w, fd, &st, name);
-			if (rc < 0)
+				return final_host(w, pv_steal_fd(&fd), &st, name, trailing, r);
+			cached = gofer_dcache_add(w->v, w->path, w->len, name, fd, &st);
+			rc = push_level(w, fd, st.st_mode, st.st_uid, st.st_gid, cached, name);
+			if (rc < 0) {
+				if (cached)
+					fd = -1;
 				goto fail;
+			}
 			fd = -1;
 		}
 	}
+	note(w, w->d);
 	if (flags & WALK_BASE)
 		return 0;
 	/* The path ended on the current position ("/", ".", "..", "dir/."). */
@@ -496,7 +555,11 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 	r->last = last_type;
 	memcpy(r->path, w->path, w->len + 1);
 	if (w->nh) {
-		r->hfd = w->lv[--w->nh].fd;
+		struct level *l = &w->lv[--w->nh];
+
+		r->hfd = l->borrowed ? fcntl(l->fd, F_DUPFD_CLOEXEC, 0) : l->fd;
+		if (r->hfd < 0)
+			return -errno;
 		r->bind = w->d;
 		r->parent_host = true;
 	} else {
@@ -532,6 +595,8 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 		return -ENOENT;
 	if (strnlen(path, PATH_MAX) >= PATH_MAX)
 		return -ENAMETOOLONG;
+	if (gofer_cache_lookup(v, base ? base : "", path, flags, r, &rc))
+		return rc;
 	walker_reset(&w);
 	if (path[0] != '/') {
 		if (!base || base[0] != '/' || strnlen(base, PATH_MAX) >= PATH_MAX) {
@@ -549,7 +614,7 @@ int gofer_resolve(struct gofer_view *v, const char *base, const char *path, unsi
 	rc = walk(&w, path, flags, r);
 out:
 	while (w.nh)
-		close(w.lv[--w.nh].fd);
+		level_close(&w.lv[--w.nh]);
 	free(w.lv);
 	if (rc < 0) {
 		if (r->hfd >= 0)
@@ -557,6 +622,9 @@ out:
 		r->hfd = -1;
 		r->exists = false;
 	}
+	r->host_obj = r->hfd >= 0;
+	if (!w.touched_mem)
+		gofer_cache_store(v, base ? base : "", path, flags, rc, r);
 	return rc;
 }
 

@@ -485,6 +485,7 @@ void gofer_view_free(struct gofer_view *view)
 {
 	if (!view)
 		return;
+	gofer_cache_free(view);
 	gofer_dentry_free(view, view->root);
 	for (size_t i = 0; i < view->nsnaps; i++) {
 		for (size_t j = 0; j < view->snaps[i].n; j++)
@@ -514,6 +515,7 @@ static int build_parent(struct gofer_view *v, const char *path, struct gofer_den
 		return pv_error_set(err, EINVAL, "gofer: view path '%s' is not absolute", path ? path : "");
 	if (path[1] == '\0')
 		return pv_error_set(err, EEXIST, "gofer: view path '/' is taken");
+	gofer_cache_clear(v);	/* the immutable part is changing */
 	for (;;) {
 		const char *q;
 		size_t n;
