@@ -75,9 +75,27 @@ static _Noreturn void fail(const char *what)
 
 typedef void (*op_fn)(const char *arg);
 
+static long gap_ns;	/* roundtrip: user-space work between two calls */
+
 static void op_getppid(const char *arg)
 {
 	(void)arg;
+	syscall(SYS_getppid);
+}
+
+/* getppid() after about gap_ns of work in user space, as a program does
+ * between two trapped calls (the time is counted in ns_per_op). */
+static void op_getppid_gap(const char *arg)
+{
+	struct timespec ts;
+	uint64_t end;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + (uint64_t)gap_ns;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	while ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec < end);
 	syscall(SYS_getppid);
 }
 
@@ -227,7 +245,8 @@ static int roundtrip(long iters, bool sync_wakeup, enum wait_kind wait, double *
 		/* Wait for the parent's go (it may set flags on the listener). */
 		if (read(sv[1], &status, 1) != 1)
 			_exit(3);
-		out[0] = time_op(op_getppid, NULL, iters, &out[1], &out[2]);
+		out[0] = time_op(gap_ns ? op_getppid_gap : op_getppid, NULL, iters, &out[1],
+				 &out[2]);
 		if (write(res[1], out, sizeof(out)) != sizeof(out))
 			_exit(4);
 		_exit(0);
@@ -306,12 +325,15 @@ static int roundtrip(long iters, bool sync_wakeup, enum wait_kind wait, double *
 static void usage(FILE *f)
 {
 	fputs("Usage: pv-micro MODE ITERATIONS [PATH]\n"
+	      "       pv-micro roundtrip ITERATIONS [GAP_NS]\n"
 	      "\n"
 	      "Modes:\n"
 	      "  syscall    untrapped getppid(), no seccomp filter\n"
 	      "  filtered   getppid() allowed by a small BPF filter\n"
 	      "  roundtrip  getppid() trapped to a trivial supervisor (bare notification\n"
-	      "             round trip), without and with SYNC_WAKE_UP\n"
+	      "             round trip), without and with SYNC_WAKE_UP, the supervisor\n"
+	      "             waiting in poll, epoll or a blocking RECV; with GAP_NS the\n"
+	      "             child spins that long before each call (time included)\n"
 	      "  stat PATH      newfstatat(PATH), natively\n"
 	      "  open PATH      openat(PATH) + close, natively\n"
 	      "  getdents DIR   open DIR, getdents64 to the end, close, natively\n"
@@ -352,6 +374,8 @@ int main(int argc, char **argv)
 		med = time_op(op_getppid, NULL, iters, &lo, &hi);
 		print_result("filtered", iters, med, lo, hi, NULL);
 	} else if (!strcmp(argv[1], "roundtrip")) {
+		if (argc >= 4)
+			gap_ns = strtol(argv[3], NULL, 10);
 		static const struct {
 			const char *name;
 			bool sync;
