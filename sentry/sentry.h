@@ -393,5 +393,11 @@ void net_tick(struct sentry *s);
 bool net_needs_tick(const struct sentry *s);
 #define NET_TICK_MS 100
 
+/*
+ * bench_cmd_main - `pyvisor bench ARGS...` (@argv[0] is "bench"): execs the
+ * performance suite bench/perf.py on this binary.  Returns 0 after --help;
+ * otherwise only returns on failure, -errno with @err set.
+ */
+int bench_cmd_main(int argc, char **argv, struct pv_error *err);
 
 #endif
