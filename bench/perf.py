@@ -56,9 +56,9 @@ SCHEMA = 1
 # parameters are filled from FULL or SMOKE.
 
 FULL = {"cpu_iters": 55_000_000, "csv_rows": 200_000, "files": 2000,
-        "subprocs": 50, "pool_items": 400}
+         "subprocs": 50, "pool_items": 400, "parallel": 4, "par_iters": 10_000_000}
 SMOKE = {"cpu_iters": 200_000, "csv_rows": 2_000, "files": 50,
-         "subprocs": 2, "pool_items": 8}
+         "subprocs": 2, "pool_items": 8, "parallel": 2, "par_iters": 100_000}
 
 SCRIPTS = {
     "pass": "pass\n",
@@ -112,6 +112,16 @@ for i in range(n):
 os.rmdir("many")
 print("ok", size)
 ''',
+    "parallel": '''
+import numpy, pandas, matplotlib
+
+def work(n):
+    total = 0
+    for i in range(n):
+        total = (total * 31 + i) % 1000003
+    return total
+print("ok", work({par_iters}))
+''',
     "subprocess": '''
 import subprocess
 for _ in range({subprocs}):
@@ -140,6 +150,8 @@ WORKLOADS = [
     ("subprocess", "{subprocs} subprocess runs of /usr/bin/true", "script"),
     ("pool", "multiprocessing.Pool(2).map over {pool_items} items", "script"),
     ("empty", "start and teardown of an empty run (/usr/bin/true)", "program"),
+    ("parallel", "{parallel} concurrent runs: import numpy, pandas, matplotlib and "
+     "{par_iters:,} loop iterations each", "parallel"),
 ]
 
 # --------------------------------------------------------------------------
@@ -294,6 +306,22 @@ def run_once(argv, wd, timeout):
     p = subprocess.run(argv, cwd=wd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=timeout)
     return time.perf_counter() - t0, p
+
+
+def run_parallel(cmds, timeout):
+    """Start every (argv, wd) at once; the time until the last one ends and
+    the first failed process (or the last one)."""
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen(argv, cwd=wd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for argv, wd in cmds]
+    done = []
+    for p in procs:
+        out, err = p.communicate(timeout=timeout)
+        done.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+    dt = time.perf_counter() - t0
+    bad = [p for p in done if p.returncode != 0 or not p.stdout.startswith(b"ok")]
+    return dt, (bad[0] if bad else done[-1])
 
 
 def workload_ok(kind, p):
@@ -666,22 +694,30 @@ def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras):
             for sb, job in jobs.items():
                 if job.error:
                     continue
-                wd = prepare_workdir(root, wl, scripts, inputs)
-                argv = command_for(job, wd, sandboxes, kind, inputs)
+                copies = scale["parallel"] if kind == "parallel" else 1
+                wds = [prepare_workdir(root, wl, scripts, inputs) for _ in range(copies)]
                 try:
-                    dt, p = run_once(argv, wd, a.timeout)
+                    if kind == "parallel":
+                        dt, p = run_parallel(
+                            [(command_for(job, wd, sandboxes, "script", inputs), wd)
+                             for wd in wds], a.timeout)
+                    else:
+                        dt, p = run_once(command_for(job, wds[0], sandboxes, kind, inputs),
+                                         wds[0], a.timeout)
                     if not workload_ok(kind, p):
                         job.error = error_of(p)
                     elif rnd >= a.warmup:
                         job.times.append(dt)
                 except subprocess.TimeoutExpired:
                     job.error = f"timed out after {a.timeout:g} s"
-                shutil.rmtree(wd, ignore_errors=True)
+                for wd in wds:
+                    shutil.rmtree(wd, ignore_errors=True)
         native_med = statistics.median(jobs["native"].times) if jobs["native"].times else None
         entry = {"name": wl, "description": desc, "results": {}}
         for sb, job in jobs.items():
             r = {"error": job.error} if job.error else summarize(job, native_med)
-            if not job.error and sb != "native" and not a.no_footprint:
+            if not job.error and sb != "native" and not a.no_footprint and \
+                    kind != "parallel":
                 wd = prepare_workdir(root, wl, scripts, inputs)
                 r["footprint"] = footprint(command_for(job, wd, sandboxes, kind, inputs),
                                            wd, a.timeout)
