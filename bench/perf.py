@@ -7,7 +7,8 @@ Usage: bench/perf.py [--pyvisor PATH] [--micro PATH] [--runs N] [--warmup N]
 
 Every workload runs natively and under each available sandbox (pyvisor,
 gVisor's `runsc --platform=ptrace --network=none do`, proot, bubblewrap),
-interleaved round-robin so that all sandboxes see the same machine state.
+interleaved in rounds (a new random order each round) so that all
+sandboxes see the same machine state.
 After --warmup untimed rounds, --runs timed rounds follow; each timing is
 the wall-clock time of the whole command (start, run, teardown), measured
 by this script.  The table gives, per workload and sandbox, the median time
@@ -698,8 +699,13 @@ def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras):
         desc = desc.format(**scale)
         jobs = {sb: Job(wl, sb) for sb in sandboxes}
         log(f"[{i}/{len(wanted)}] {wl}: {desc}")
+        order = list(jobs.items())
+        shuffle = random.Random(f"{wl}")
         for rnd in range(a.warmup + a.runs):
-            for sb, job in jobs.items():
+            # A new order every round: no sandbox always runs right after
+            # another one (page cache, CPU frequency, other load).
+            shuffle.shuffle(order)
+            for sb, job in order:
                 if job.error:
                     continue
                 copies = scale["parallel"] if kind == "parallel" else 1
