@@ -45,8 +45,9 @@
  * by a plain name are added (never through a symlink or ".."), and
  * search permission is still checked at every step from the stored mode.
  *
- * Bounds: at most CACHE_MAX result entries (then the result cache starts
- * over empty), keys of at most PATH_MAX bytes each; at most DCACHE_MAX
+ * Bounds: at most CACHE_MAX result entries and CACHE_MAX_BYTES of them
+ * (then the result cache starts over empty, so a sandbox looking up many
+ * long paths cannot grow the supervisor); at most DCACHE_MAX
  * directory fds, never evicted during a run (a walk may be borrowing them).
  * Building the view (gofer_view_bind_host() and friends) clears both.
  */
@@ -63,6 +64,7 @@
 
 #define CACHE_BUCKETS 8192	/* power of two */
 #define CACHE_MAX 16384
+#define CACHE_MAX_BYTES (4UL << 20)	/* keys and paths may be long: bound the memory too */
 #define DCACHE_BUCKETS 1024	/* power of two */
 #define DCACHE_MAX 512
 
@@ -97,6 +99,7 @@ struct cache_entry {
 struct gofer_cache {
 	struct cache_entry *buckets[CACHE_BUCKETS];
 	size_t n;
+	size_t bytes;
 	uint64_t hits, misses;
 	struct dcache_entry *dbuckets[DCACHE_BUCKETS];
 	size_t nd;
@@ -151,6 +154,7 @@ static void clear_results(struct gofer_cache *c)
 		c->buckets[i] = NULL;
 	}
 	c->n = 0;
+	c->bytes = 0;
 }
 
 void gofer_cache_clear(struct gofer_view *v)
@@ -312,6 +316,8 @@ int gofer_cache_lookup(struct gofer_view *v, const char *base, const char *path,
 				/* The host changed (or openat2 is missing):
 				 * forget the entry and resolve in full. */
 				*pe = e->next;
+				c->bytes -= sizeof(*e) + e->keylen + strlen(e->name) +
+					    strlen(e->path) + 2;
 				free(e);
 				c->n--;
 				c->misses++;
@@ -364,15 +370,15 @@ void gofer_cache_store(struct gofer_view *v, const char *base, const char *path,
 	c = cache_get(v);
 	if (!c)
 		return;
-	if (c->n >= CACHE_MAX)
+	nl = strlen(r->name) + 1;
+	pl = strlen(r->path) + 1;
+	if (c->n >= CACHE_MAX || c->bytes + sizeof(*e) + len + nl + pl > CACHE_MAX_BYTES)
 		clear_results(c);
 	flags &= ~GOFER_WALK_NOFD;
 	h = key_hash(flags, key, len);
 	pe = find(c, flags, h, key, len);
 	if (*pe)
 		return;
-	nl = strlen(r->name) + 1;
-	pl = strlen(r->path) + 1;
 	e = malloc(sizeof(*e) + len + nl + pl);
 	if (!e)
 		return;
@@ -401,6 +407,7 @@ void gofer_cache_store(struct gofer_view *v, const char *base, const char *path,
 	}
 	*pe = e;
 	c->n++;
+	c->bytes += sizeof(*e) + len + nl + pl;
 }
 
 void gofer_cache_stats(const struct gofer_view *v, uint64_t *hits, uint64_t *misses,

@@ -279,6 +279,31 @@ static void test_build_clears(void **state)
 	assert_int_equal(st.st_size, 7);
 }
 
+/* Many long paths: the cache stays bounded in memory and answers stay right. */
+static void test_bounded(void **state)
+{
+	struct gofer_view *v = *state;
+	struct gofer_lookup_info info;
+	static char path[3200];
+	struct stat st;
+	uint64_t h, m;
+	size_t n, len;
+
+	len = (size_t)snprintf(path, sizeof(path), "/data");
+	while (len < 3000)
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "/.");
+	for (int i = 0; i < 3000; i++) {
+		snprintf(path + len, sizeof(path) - len, "/a/nope%d", i);
+		assert_int_equal(gofer_stat(v, "/", path, false, &st, &info), -ENOENT);
+		gofer_cache_stats(v, &h, &m, &n);
+		assert_true(n * 3000 <= (4UL << 20));
+	}
+	snprintf(path + len, sizeof(path) - len, "/a/b/c/f.txt");
+	assert_int_equal(gofer_stat(v, "/", path, false, &st, &info), 0);
+	assert_int_equal(gofer_stat(v, "/", path, false, &st, &info), 0);
+	assert_int_equal(st.st_size, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +313,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dotdot_dir_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mem_tree_not_cached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_clears, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_stat_repeats, setup_fast, teardown),
 		cmocka_unit_test_setup_teardown(test_open_after_hit, setup_fast, teardown),
 		cmocka_unit_test_setup_teardown(test_dotdot_dir_fd, setup_fast, teardown),
