@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -164,14 +165,16 @@ def native_cmd(args, wd, script, inputs):
     return [PYTHON] + PY_FLAGS + [script] + args if script else args
 
 
-def make_pyvisor_cmd(binary):
+def make_pyvisor_cmd(binary, run_args=()):
+    """pyvisor run [RUN_ARGS] ...: RUN_ARGS select a backend or other options."""
     def cmd(args, wd, script, inputs):
+        base = [binary, "run", *run_args, "--timeout", "900"]
         if not script:
-            return [binary, "run", "--timeout", "900", "--"] + args
+            return base + ["--"] + args
         extra = []
         for name in inputs:
             extra += ["--input", os.path.join(wd, name)]
-        return [binary, "run", "--timeout", "900"] + extra + [script] + args
+        return base + extra + [script] + args
     return cmd
 
 
@@ -423,12 +426,19 @@ def run_micro(micro, pyvisor, iters, root, extras):
         if p.returncode != 0:
             out["errors"].append(f"emulated.py ({where}): {p.stderr.strip()[-200:]}")
             continue
-        out[where].update(json.loads(p.stdout.strip().splitlines()[-1]))
-    for name, binary in extras.items():
-        p = subprocess.run([binary, "run", "--timeout", "600", "emulated.py", str(iters)],
+        try:
+            out[where].update(json.loads(p.stdout.strip().splitlines()[-1]))
+        except (ValueError, IndexError) as e:
+            out["errors"].append(f"emulated.py ({where}): unreadable output: {e}")
+    for name, (binary, run_args) in extras.items():
+        p = subprocess.run([binary, "run", *run_args, "--timeout", "600", "emulated.py",
+                            str(iters)],
                            cwd=wd, capture_output=True, text=True, timeout=900)
         if p.returncode == 0:
-            out[name] = json.loads(p.stdout.strip().splitlines()[-1])
+            try:
+                out[name] = json.loads(p.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError) as e:
+                out["errors"].append(f"emulated.py ({name}): unreadable output: {e}")
         else:
             out["errors"].append(f"emulated.py ({name}): {p.stderr.strip()[-200:]}")
     # Derived: per-call cost inside pyvisor with the ctypes overhead taken
@@ -590,9 +600,12 @@ def main():
                     help="the pyvisor binary (default: build/pyvisor)")
     ap.add_argument("--micro", default=os.path.join(SOURCE, "build", "bench", "pv-micro"),
                     help="the pv-micro binary (default: build/bench/pv-micro)")
-    ap.add_argument("--extra-pyvisor", action="append", default=[], metavar="NAME=PATH",
-                    help="also measure another pyvisor binary as sandbox NAME (for "
-                    "example a build of the previous commit); repeatable")
+    ap.add_argument("--extra-pyvisor", action="append", default=[],
+                    metavar="NAME=PATH [RUN-OPTIONS]",
+                    help="also measure another pyvisor binary, or the same one with other "
+                    "`pyvisor run` options (a backend), as sandbox NAME; for example "
+                    "'base=/tmp/old/pyvisor' or 'other=build/pyvisor --backend=X'; "
+                    "repeatable")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per pair (default 5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
     ap.add_argument("--workloads", default=",".join(w[0] for w in WORKLOADS),
@@ -625,13 +638,15 @@ def main():
     builders = {"native": native_cmd, "pyvisor": make_pyvisor_cmd(pyvisor),
                 "runsc": runsc_cmd, "proot": proot_cmd, "bwrap": bwrap_cmd}
     asked = [s for s in a.sandboxes.split(",") if s]
-    extras = {}
+    extras, extra_args = {}, {}
     for spec in a.extra_pyvisor:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path or name in builders:
-            ap.error(f"--extra-pyvisor '{spec}': want NAME=PATH with a new NAME")
-        extras[name] = os.path.abspath(path)
-        builders[name] = make_pyvisor_cmd(extras[name])
+        name, sep, rest = spec.partition("=")
+        words = shlex.split(rest) if sep else []
+        if not sep or not name or not words or name in builders:
+            ap.error(f"--extra-pyvisor '{spec}': want NAME=PATH [RUN-OPTIONS] with a new NAME")
+        extras[name] = os.path.abspath(words[0])
+        extra_args[name] = words[1:]
+        builders[name] = make_pyvisor_cmd(extras[name], words[1:])
         asked.insert(asked.index("pyvisor") + 1 if "pyvisor" in asked else len(asked), name)
     for s in asked:
         if s not in builders:
@@ -641,12 +656,13 @@ def main():
 
     root = tempfile.mkdtemp(prefix="pyvisor-bench-")
     try:
-        return run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras)
+        return run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras,
+                         extra_args)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras):
+def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras, extra_args):
     scripts = {k: v.format(**scale) for k, v in SCRIPTS.items()}
     csv_path = os.path.join(root, "sales.csv")
     inputs = {}
@@ -752,7 +768,8 @@ def run_suite(a, scale, known, wanted, builders, asked, pyvisor, root, extras):
     if not a.no_micro:
         log("[micro] pv-micro and emulated.py (native and under pyvisor)")
         result["micro"] = run_micro(a.micro, pyvisor, a.micro_iterations, root,
-                                    {k: v for k, v in extras.items() if k in sandboxes})
+                                    {k: (v, extra_args[k]) for k, v in extras.items()
+                                     if k in sandboxes})
         for e in result["micro"]["errors"]:
             log(f"    error: {e}")
 
