@@ -84,6 +84,7 @@ static void usage_main(FILE *f)
 	      "Commands:\n"
 	      "  run       run a Python script (or a program) in the sandbox\n"
 	      "  doctor    show what this machine can enforce (--json for machines)\n"
+	      "  bench     run the performance suite (pyvisor bench perf --help)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -h, --help     show this help\n"
@@ -746,5 +747,12 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench")) {
+		struct pv_error err = { 0 };
+
+		if (bench_cmd_main(argc - 1, argv + 1, &err) < 0)
+			die("%s", err.msg);
+		return 0;
+	}
 	die("unknown command '%s' (see pyvisor --help)", argv[1]);
 }

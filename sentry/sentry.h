@@ -587,4 +587,11 @@ struct json_t *doctor_json(const struct doctor_report *r);
  * Returns true when every always-needed protection is available. */
 bool doctor_table_print(const struct doctor_report *r, FILE *out);
 
+/*
+ * bench_cmd_main - `pyvisor bench ARGS...` (@argv[0] is "bench"): execs the
+ * performance suite bench/perf.py on this binary.  Returns 0 after --help;
+ * otherwise only returns on failure, -errno with @err set.
+ */
+int bench_cmd_main(int argc, char **argv, struct pv_error *err);
+
 #endif
