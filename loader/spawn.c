@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -202,6 +203,15 @@ int loader_spawn(const struct sentry_config *cfg, const struct loader_filter *fi
 		child_main(cfg, filter, parent, status[1], ack[0], out[1], errp[1]);
 
 	child->pid = pid;
+	/* Trace it before it runs anything of the sandbox: every later task is
+	 * attached from its creation, and dies with the supervisor
+	 * (PTRACE_O_EXITKILL).  ptrace(2), PTRACE_SEIZE. */
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)sentry_ptrace_options()) < 0) {
+		r = pv_error_set(err, errno, "PTRACE_SEIZE of the sandbox: %s%s", strerror(errno),
+				 errno == EPERM ? " (ptrace not permitted here: Yama or a container "
+						  "profile?)" : "");
+		goto fail;
+	}
 	close(status[1]);
 	status[1] = -1;
 	close(ack[0]);

@@ -1,19 +1,13 @@
 /*
- * process.c - exec, signals, umask, and the refusals of clone and prctl.
- *
- * Exec: the first execve of the first process is the loader's own (it
- * execs the program after installing the filter, before any sandboxed code
- * has run), and is the only exec allowed until exec is made race-free with
- * the ptrace platform (issue 4).  Checking a path and then answering
- * CONTINUE would let the kernel re-read a path another thread can change
- * (seccomp_unotify(2), catalogue SUP-01), so later execs are refused.
+ * process.c - signals, umask, calls naming another task, and the
+ * refusals of clone and prctl.  Exec is in exec.c.
  *
  * Signals: only processes of the run may be signalled.  The sentry sends
  * signals to other sandbox processes itself through the pidfd it holds
  * (pidfd_send_signal(2)), so a recycled pid can never be hit; a task
  * signalling its own thread group is let through (CONTINUE on register
  * values: the target is the caller itself, alive while it waits).
- * Sources: execve(2), kill(2), tgkill(2), pidfd_send_signal(2), umask(2).
+ * Sources: kill(2), tgkill(2), pidfd_send_signal(2), umask(2).
  */
 #include "internal.h"
 
@@ -23,38 +17,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-SYSCALL_HANDLER(execve)
-{
-	struct sentry_proc *p = ctx->task->proc;
-	char path[PATH_MAX];
-	struct syscall_ret ret;
-
-	if (p->loader_exec && ctx->task->tid == p->tgid) {
-		/* The loader's exec: its arguments are the loader's own memory,
-		 * written before the filter was installed, and no sandboxed
-		 * code has run yet in this process (it is single-threaded and
-		 * has executed only loader/spawn.c since fork).  The decision
-		 * depends on the sentry's state only. */
-		p->loader_exec = false;
-		return syscall_continue();
-	}
-	if (copy_path(ctx, ARG(0), path, &ret) < 0)
-		return ret;
-	return syscall_deny(ctx, EACCES, "exec.refused", path, NULL,
-			    "exec from the sandbox is not allowed");
-}
-
-SYSCALL_HANDLER(execveat)
-{
-	char path[PATH_MAX];
-	struct syscall_ret ret;
-
-	if (copy_path(ctx, ARG(1), path, &ret) < 0)
-		return ret;
-	return syscall_deny(ctx, EACCES, "exec.refused", path, NULL,
-			    "exec from the sandbox is not allowed");
-}
 
 SYSCALL_HANDLER(umask)
 {

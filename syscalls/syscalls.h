@@ -64,6 +64,7 @@ struct syscall_ret {
 	int inject_fd;
 	bool inject_cloexec;
 	bool cont;
+	bool answered;	/* the handler already answered the notification itself */
 };
 
 typedef struct syscall_ret (*syscall_handler_fn)(struct syscall_ctx *ctx);
