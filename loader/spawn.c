@@ -81,9 +81,6 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 
 	if (setsid() < 0)
 		child_fail(STEP_SESSION, errno);
-	/* Die with the supervisor; then check it did not die already. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(127);
 
 	/* fds: 0 = stdin or /dev/null, 1/2 = pipes, 3/4 = status/ack.  First
 	 * move the four to fresh numbers >= 10 (F_DUPFD never clobbers), so
@@ -122,6 +119,11 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 	}
 	if (geteuid() == 0 || getuid() == 0)
 		child_fail(STEP_CREDS, EPERM);
+	/* Die with the supervisor (besides PTRACE_O_EXITKILL); set after the
+	 * credential change, which clears it (prctl(2)), then check the
+	 * supervisor did not die already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(STEP_NNP, errno);

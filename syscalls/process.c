@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -78,7 +79,13 @@ SYSCALL_HANDLER(kill)
 		if (r == 0)
 			sent++;
 	}
-	return sent ? syscall_value(0) : syscall_errno(ESRCH);
+	if (sent)
+		return syscall_value(0);
+	if (pid < -1)
+		/* No process of the sandbox is in that group: it is a host
+		 * group, or none; either way not the sandbox's to signal. */
+		return signal_outside(ctx, pid);
+	return syscall_errno(ESRCH);
 }
 
 /* tgkill/tkill with a target in the caller's own thread group. */
@@ -185,7 +192,7 @@ static struct syscall_ret self_only(struct syscall_ctx *ctx, pid_t pid)
 	if (pid == 0 || pid == ctx->task->tid || pid == ctx->task->proc->tgid)
 		return syscall_continue();
 	snprintf(detail, sizeof(detail), "acts on task %d, not the caller", pid);
-	return syscall_deny(ctx, EPERM, "syscall.refused", NULL, NULL, detail);
+	return syscall_deny(ctx, EPERM, "process.outside", NULL, NULL, detail);
 }
 
 SYSCALL_HANDLER(get_robust_list)
@@ -245,4 +252,70 @@ SYSCALL_HANDLER(setpriority)
 		return syscall_deny(ctx, EPERM, "syscall.refused", NULL, NULL,
 				    "priority of a group or user");
 	return self_only(ctx, (pid_t)ARG_INT(1));
+}
+
+/*
+ * Queries about another process: answered for processes of the sandbox
+ * (CONTINUE on the register value: a read-only query, the pid pinned by the
+ * sentry's pidfd); host processes do not exist for the sandbox (ESRCH, as in
+ * a pid namespace), so it cannot enumerate them (catalogue PROC-08).
+ */
+static struct syscall_ret query_sandbox_only(struct syscall_ctx *ctx, pid_t pid)
+{
+	char detail[64];
+
+	if (pid == 0 || pid == ctx->task->proc->tgid || sentry_proc_admit(ctx->sentry, pid))
+		return syscall_continue();
+	snprintf(detail, sizeof(detail), "process %d is not in the sandbox", pid);
+	return syscall_deny(ctx, ESRCH, "process.outside", NULL, NULL, detail);
+}
+
+SYSCALL_HANDLER(getpgid)
+{
+	return query_sandbox_only(ctx, (pid_t)ARG_INT(0));
+}
+
+SYSCALL_HANDLER(getsid)
+{
+	return query_sandbox_only(ctx, (pid_t)ARG_INT(0));
+}
+
+/* capget(2): the pid is in the header, in guest memory, so the sentry asks
+ * the kernel itself with its own copy and writes the answer back. */
+SYSCALL_HANDLER(capget)
+{
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
+	char detail[64];
+	pid_t pid;
+	int r;
+
+	r = guestmem_read(ctx, ARG(0), &hdr, sizeof(hdr));
+	if (r < 0)
+		return syscall_errno(r == -EFAULT ? EFAULT : -r);
+	pid = hdr.pid;
+	if (pid != 0 && pid != ctx->task->tid && pid != ctx->task->proc->tgid &&
+	    !sentry_proc_admit(ctx->sentry, pid)) {
+		snprintf(detail, sizeof(detail), "process %d is not in the sandbox", pid);
+		return syscall_deny(ctx, ESRCH, "process.outside", NULL, NULL, detail);
+	}
+	if (pid == 0)
+		hdr.pid = ctx->task->tid;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, ARG(1) ? data : NULL) < 0) {
+		int e = errno;
+
+		/* EINVAL reports the preferred version in the header. */
+		hdr.pid = pid;
+		if (e == EINVAL)
+			guestmem_write(ctx, ARG(0), &hdr, sizeof(hdr));
+		return syscall_errno(e);
+	}
+	if (!ARG(1))
+		return syscall_value(0);
+	/* Version 1 has one data struct, versions 2 and 3 two. */
+	r = guestmem_write(ctx, ARG(1), data,
+			   hdr.version == _LINUX_CAPABILITY_VERSION_1 ? sizeof(data[0])
+								     : sizeof(data));
+	return r < 0 ? syscall_errno(-r) : syscall_value(0);
 }

@@ -41,7 +41,8 @@ RESULT_FIELDS = {
 }
 AUDIT_RULES = {
     "view.hidden", "view.read_only", "syscall.unknown", "syscall.refused",
-    "net.refused", "exec.refused", "signal.outside", "ioctl.refused",
+    "net.refused", "exec.refused", "signal.outside", "process.outside",
+    "ioctl.refused",
     "prctl.refused", "guestmem.unreadable",
 }
 # RFC 3339, UTC, milliseconds: 2024-05-01T12:34:56.789Z
