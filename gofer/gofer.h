@@ -151,6 +151,14 @@ int gofer_view_set_proc(struct gofer_view *view, const struct gofer_proc_provide
 /* gofer_proc_reset - remove everything below /proc. */
 void gofer_proc_reset(struct gofer_view *view);
 
+/* gofer_proc_release_fds - close the task fds that /proc/PID/fd entries
+ * hold (gofer_proc_add_fd) once the call that built them is answered: a
+ * copy kept longer would keep a pipe's write end open after the task closed
+ * it (the reader would never see EOF).  The entries stay, as dangling magic
+ * links (readlink works; following one gives ENOENT) until /proc is rebuilt
+ * by the next call that looks into it. */
+void gofer_proc_release_fds(struct gofer_view *view);
+
 /* gofer_proc_add_file - file @rel under /proc with @len bytes of @data (mode 0444, or 0400 when @private). */
 int gofer_proc_add_file(struct gofer_view *view, const char *rel, const void *data, size_t len,
 			bool private_file);

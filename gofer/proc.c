@@ -49,6 +49,22 @@ void gofer_proc_reset(struct gofer_view *view)
 	}
 }
 
+static void release_fds(struct gofer_dentry *d)
+{
+	if (d->kind == GOFER_KIND_MAGIC && d->fd >= 0) {
+		close(d->fd);
+		d->fd = -1;
+	}
+	for (size_t i = 0; i < d->nchild; i++)
+		release_fds(d->by_seq[i]);
+}
+
+void gofer_proc_release_fds(struct gofer_view *view)
+{
+	if (view->proc_root)
+		release_fds(view->proc_root);
+}
+
 /*
  * Parent directory of @rel under /proc (created as 0555 skeleton
  * directories) and its last component.  -EEXIST when taken, -EINVAL for a

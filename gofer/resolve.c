@@ -533,6 +533,11 @@ static int walk(struct walker *w, const char *path, unsigned int flags, struct g
 					goto fail;
 				}
 				r->follow_magic = (flags & GOFER_WALK_FOLLOW) || trailing;
+				if (r->follow_magic && c->fd < 0) {
+					/* Released after the call that built it. */
+					rc = -ENOENT;
+					goto fail;
+				}
 				if (r->follow_magic && (w->resolve & (GOFER_WALK_NO_SYMLINKS |
 								      GOFER_WALK_NO_MAGICLINKS))) {
 					rc = -ELOOP;

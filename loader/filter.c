@@ -118,6 +118,12 @@ static int add_allow_if(scmp_filter_ctx ctx, const struct syscall_entry *e)
 		 * would reach every process of the uid, host ones included. */
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
 					SCMP_A0(SCMP_CMP_EQ, PRIO_PROCESS), SCMP_A1(SCMP_CMP_EQ, 0));
+	case __NR_personality:
+		/* personality(0xffffffff) only reads the current persona. */
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, 0xffffffffUL));
+	case __NR_getpgid:
+	case __NR_getsid:
 	case __NR_get_robust_list:
 	case __NR_sched_getaffinity:
 	case __NR_sched_setaffinity:

@@ -166,6 +166,11 @@ int loader_landlock_build(const char *exec_path, int *abi, struct pv_error *err)
 	return ruleset;
 }
 
+int loader_landlock_allow(int ruleset_fd, const char *path, struct pv_error *err)
+{
+	return allow_program(ruleset_fd, path, 0, err);
+}
+
 int loader_landlock_apply(int ruleset_fd)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

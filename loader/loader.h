@@ -131,6 +131,14 @@ int loader_rlimits_apply(const struct sentry_limits *l);
 int loader_landlock_build(const char *exec_path, int *abi, struct pv_error *err);
 
 /*
+ * loader_landlock_allow - also grant what the kernel's execve of @path
+ * needs (as for the program of loader_landlock_build) in ruleset
+ * @ruleset_fd: for every program on the exec allowlist, which the sentry
+ * lets the sandbox exec (sentry/exec.c).  Returns 0 or -errno with @err set.
+ */
+int loader_landlock_allow(int ruleset_fd, const char *path, struct pv_error *err);
+
+/*
  * loader_landlock_apply - restrict the calling process (the loader child)
  * with @ruleset_fd; sets no_new_privs first (landlock_restrict_self(2)
  * requires it).  Async-signal-safe.  Returns 0 or -errno.

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -85,9 +86,6 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 
 	if (setsid() < 0)
 		child_fail(STEP_SESSION, errno);
-	/* Die with the supervisor; then check it did not die already. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(127);
 
 	/* fds: 0 = stdin or /dev/null, 1/2 = pipes, 3/4 = status/ack.  First
 	 * move the four to fresh numbers >= 10 (F_DUPFD never clobbers), so
@@ -140,6 +138,11 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 	/* After the uid change: RLIMIT_NPROC then counts the sandbox uid. */
 	if (loader_rlimits_apply(&cfg->limits) < 0)
 		child_fail(STEP_LIMITS, errno);
+	/* Die with the supervisor (besides PTRACE_O_EXITKILL); set after the
+	 * credential change, which clears it (prctl(2)), then check the
+	 * supervisor did not die already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(STEP_NNP, errno);
@@ -226,6 +229,15 @@ int loader_spawn(const struct sentry_config *cfg, const struct loader_filter *fi
 		child_main(cfg, filter, parent, status[1], ack[0], out[1], errp[1]);
 
 	child->pid = pid;
+	/* Trace it before it runs anything of the sandbox: every later task is
+	 * attached from its creation, and dies with the supervisor
+	 * (PTRACE_O_EXITKILL).  ptrace(2), PTRACE_SEIZE. */
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)sentry_ptrace_options()) < 0) {
+		r = pv_error_set(err, errno, "PTRACE_SEIZE of the sandbox: %s%s", strerror(errno),
+				 errno == EPERM ? " (ptrace not permitted here: Yama or a container "
+						  "profile?)" : "");
+		goto fail;
+	}
 	close(status[1]);
 	status[1] = -1;
 	close(ack[0]);

@@ -52,10 +52,18 @@ int guestmem_read(struct syscall_ctx *ctx, uint64_t addr, void *buf, size_t len)
 
 int guestmem_read_path(struct syscall_ctx *ctx, uint64_t addr, char *buf, size_t size)
 {
-	size_t got = 0;
+	int r;
 
 	if (size > PATH_MAX)
 		size = PATH_MAX;
+	r = guestmem_read_str(ctx, addr, buf, size);
+	return r == -E2BIG ? -ENAMETOOLONG : r;
+}
+
+int guestmem_read_str(struct syscall_ctx *ctx, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0;
+
 	if (addr == 0)
 		return -EFAULT;
 	/* Read page by page: a path may end just before an unmapped page. */
@@ -80,7 +88,7 @@ int guestmem_read_path(struct syscall_ctx *ctx, uint64_t addr, char *buf, size_t
 		}
 		got += (size_t)n;
 	}
-	return sentry_notif_valid(ctx) < 0 ? -ESRCH : -ENAMETOOLONG;
+	return sentry_notif_valid(ctx) < 0 ? -ESRCH : -E2BIG;
 }
 
 int guestmem_write(struct syscall_ctx *ctx, uint64_t addr, const void *buf, size_t len)
@@ -100,4 +108,13 @@ int guestmem_write(struct syscall_ctx *ctx, uint64_t addr, const void *buf, size
 	if (n < 0 || (size_t)n != len)
 		return -EFAULT;
 	return 0;
+}
+
+int guestmem_write_stopped(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = (void *)buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n = process_vm_writev(tid, &local, 1, &remote, 1, 0);
+
+	return n >= 0 && (size_t)n == len ? 0 : -EFAULT;
 }

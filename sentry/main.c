@@ -52,6 +52,8 @@ struct run_opts {
 	size_t nmounts;
 	char **hides;
 	size_t nhides;
+	const char **allow_exec;
+	size_t nallow_exec;
 	bool program_mode;
 	struct net_policy net;	/* --allow-net, --allow-host, budgets */
 	char **rest;	/* SCRIPT ARGS... or PROGRAM ARGS... */
@@ -94,7 +96,7 @@ static void usage_main(FILE *f)
 	      "  --input HOSTPATH[=NAME]  --output-dir DIR  --force  --timeout SECONDS\n"
 	      "  --max-output BYTES  --json  --audit-log FILE  --stdin  --memory MIB\n"
 	      "  --cpu-seconds S  --max-procs N  --max-open-files N  --max-file-size BYTES\n"
-	      "  --require PROTECTION\n",
+	      "  --require PROTECTION  --allow-exec PROGRAM\n",
 	      f);
 }
 
@@ -154,6 +156,9 @@ static void usage_run(FILE *f)
 	      "  --require PROTECTION     refuse to run unless this machine can give it\n"
 	      "                           (landlock, userns, pidns, netns, ptrace, cgroup,\n"
 	      "                           ...: see pyvisor doctor); repeatable\n"
+	      "  --allow-exec PROGRAM     let the sandbox exec PROGRAM (a name found in the\n"
+	      "                           view's PATH or a view path of a read-only host file)\n"
+	      "                           besides the default list; repeatable\n"
 	      "  -h, --help               show this help\n"
 	      "\n"
 	      "Exit status: the program's own; 128+N if it died of signal N; 124 on timeout;\n"
@@ -254,7 +259,7 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 	enum { OPT_INPUT = 256, OPT_OUTPUT, OPT_FORCE, OPT_TIMEOUT, OPT_MAXOUT, OPT_JSON,
 	       OPT_AUDIT, OPT_STDIN, OPT_ALLOW_NET, OPT_ALLOW_HOST, OPT_NET_CONNS,
 	       OPT_NET_BYTES, OPT_MEMORY, OPT_CPU, OPT_PROCS, OPT_NOFILE, OPT_FSIZE,
-	       OPT_REQUIRE, OPT_QUOTA, OPT_MAXFILES, OPT_MOUNT, OPT_HIDE };
+	       OPT_REQUIRE, OPT_QUOTA, OPT_MAXFILES, OPT_MOUNT, OPT_HIDE, OPT_ALLOW_EXEC };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT },
@@ -278,6 +283,7 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 		{ "max-files", required_argument, NULL, OPT_MAXFILES },
 		{ "mount", required_argument, NULL, OPT_MOUNT },
 		{ "hide", required_argument, NULL, OPT_HIDE },
+		{ "allow-exec", required_argument, NULL, OPT_ALLOW_EXEC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -398,6 +404,13 @@ static void parse_run(int argc, char **argv, struct run_opts *o)
 		case OPT_HIDE:
 			push_arg(&o->hides, &o->nhides, optarg);
 			break;
+		case OPT_ALLOW_EXEC:
+			o->allow_exec = realloc(o->allow_exec,
+						(o->nallow_exec + 1) * sizeof(*o->allow_exec));
+			if (!o->allow_exec)
+				die("out of memory");
+			o->allow_exec[o->nallow_exec++] = optarg;
+			break;
 		case 'h':
 			usage_run(stdout);
 			exit(0);
@@ -438,36 +451,17 @@ static void add_input(struct gofer_view *view, const char *host, const char *nam
 /* Resolve PROGRAM in the view and return the host path the loader execs. */
 static char *resolve_program(struct gofer_view *view, const char *prog)
 {
-	static const char *const path_dirs[] = { "/usr/local/bin", "/usr/bin", "/bin" };
-	char candidate[PATH_MAX], link[64], host[PATH_MAX];
-	struct gofer_lookup_info info;
+	struct pv_error err = { 0 };
+	char host[PATH_MAX];
 	struct stat st;
-	ssize_t n;
+	char *r;
 
-	for (size_t i = 0; i < (strchr(prog, '/') ? 1 : PV_ARRAY_SIZE(path_dirs)); i++) {
-		_cleanup_close_ int fd = -1;
-
-		if (strchr(prog, '/'))
-			snprintf(candidate, sizeof(candidate), "%s", prog);
-		else
-			snprintf(candidate, sizeof(candidate), "%s/%s", path_dirs[i], prog);
-		memset(&info, 0, sizeof(info));
-		if (gofer_access(view, "/workspace", candidate, X_OK, 0, &info) < 0)
-			continue;
-		fd = gofer_open(view, "/workspace", candidate, O_PATH, 0, &info);
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		n = readlink(link, host, sizeof(host) - 1);
-		if (n <= 0)
-			continue;
-		host[n] = '\0';
-		if (host[0] != '/' || strstr(host, "memfd:"))
-			die("PROGRAM %s: only programs from the read-only host part of the view "
-			    "can be run", prog);
-		return strdup(host);
-	}
-	die("PROGRAM %s: not found in the sandbox's view (or not executable)", prog);
+	if (policy_program_resolve(view, prog, host, sizeof(host), &st, &err) < 0)
+		die("PROGRAM %s", err.msg);
+	r = strdup(host);
+	if (!r)
+		die("out of memory");
+	return r;
 }
 
 /* Checks on --output-dir that can be made before the run. */
@@ -529,6 +523,8 @@ static int cmd_run(int argc, char **argv)
 	struct sentry_outcome outcome;
 	struct result_artifacts arts = { 0 };
 	struct pv_error err = { 0 };
+	struct sentry_exec_allow *exec_allow = NULL;
+	size_t nexec_allow = 0;
 	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin",
 			 "HOME=/home/sandbox",
 			 "LANG=C.UTF-8",
@@ -604,6 +600,12 @@ static int cmd_run(int argc, char **argv)
 		if (audit_fd < 0)
 			die("--audit-log %s: %s", o.audit_log, strerror(errno));
 	}
+	if (policy_exec_default(view, &exec_allow, &nexec_allow, &err) < 0)
+		die("exec policy: %s", err.msg);
+	for (size_t i = 0; i < o.nallow_exec; i++)
+		if (policy_exec_allow_add(view, o.allow_exec[i], true, &exec_allow, &nexec_allow,
+					  &err) < 0)
+			die("--allow-exec %s", err.msg);
 	if (loader_filter_build(&filter, &err) < 0)
 		die("cannot build the seccomp filter: %s", err.msg);
 
@@ -626,6 +628,14 @@ static int cmd_run(int argc, char **argv)
 	if (cfg.landlock_fd < 0 && (want_landlock || cfg.landlock_fd != -EOPNOTSUPP))
 		die("%s", err.msg);
 	cfg.landlock = cfg.landlock_fd >= 0;
+	/* Every program the sandbox may exec must be executable under the
+	 * ruleset too: the kernel checks Landlock on execveat of the sentry's
+	 * fd as on any exec. */
+	for (size_t i = 0; cfg.landlock && i < nexec_allow; i++)
+		if (loader_landlock_allow(cfg.landlock_fd, exec_allow[i].host_path, &err) < 0)
+			die("%s", err.msg);
+	cfg.exec_allow = exec_allow;
+	cfg.nexec_allow = nexec_allow;
 
 	if (sentry_run(&cfg, view, &filter, &outcome, &err) < 0)
 		die("%s", err.msg);
@@ -683,6 +693,8 @@ static int cmd_run(int argc, char **argv)
 	free(sargv);
 	free(o.inputs);
 	net_policy_free(&o.net);
+	free(o.allow_exec);
+	policy_exec_free(exec_allow, nexec_allow);
 	return status;
 }
 

@@ -221,3 +221,99 @@ int policy_view_hide(struct gofer_view *view, const char *path, struct pv_error 
 {
 	return gofer_view_hide(view, path, err);
 }
+
+/* Programs the sandbox may exec by default (issue: "the interpreter and a
+ * small list of common tools"), when the host has them. */
+static const char *const default_exec[] = {
+	"python3", "sh", "ls", "cat", "head", "tail", "wc", "sort", "grep", "env",
+	"uname", "date", "true", "false", "echo", "sleep", "fc-list",
+};
+
+int policy_program_resolve(struct gofer_view *view, const char *name, char *host,
+			   size_t host_size, struct stat *st, struct pv_error *err)
+{
+	static const char *const path_dirs[] = { "/usr/local/bin", "/usr/bin", "/bin" };
+	bool has_slash = strchr(name, '/') != NULL;
+	char candidate[PATH_MAX], link[64];
+
+	for (size_t i = 0; i < (has_slash ? 1 : PV_ARRAY_SIZE(path_dirs)); i++) {
+		struct gofer_lookup_info info = { 0 };
+		_cleanup_close_ int fd = -1;
+		ssize_t n;
+
+		if (has_slash)
+			snprintf(candidate, sizeof(candidate), "%s", name);
+		else
+			snprintf(candidate, sizeof(candidate), "%s/%s", path_dirs[i], name);
+		if (gofer_access(view, "/workspace", candidate, X_OK, 0, &info) < 0)
+			continue;
+		fd = gofer_open(view, "/workspace", candidate, O_PATH, 0, &info);
+		if (fd < 0 || fstat(fd, st) < 0 || !S_ISREG(st->st_mode))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, host, host_size - 1);
+		if (n <= 0)
+			continue;
+		host[n] = '\0';
+		/* Only files of read-only host binds have an identity the sandbox
+		 * cannot change; in-memory files are the sandbox's own. */
+		if (host[0] != '/' || strstr(host, "memfd:"))
+			return pv_error_set(err, EPERM,
+					    "%s: only programs from the read-only host part of the "
+					    "view can be run", name);
+		return 0;
+	}
+	return pv_error_set(err, ENOENT, "%s: not found in the sandbox's view (or not executable)",
+			    name);
+}
+
+int policy_exec_allow_add(struct gofer_view *view, const char *name, bool required,
+			  struct sentry_exec_allow **list, size_t *n, struct pv_error *err)
+{
+	struct sentry_exec_allow *l;
+	char host[PATH_MAX];
+	struct stat st;
+	int r = policy_program_resolve(view, name, host, sizeof(host), &st, err);
+
+	if (r < 0)
+		return required ? r : 0;
+	for (size_t i = 0; i < *n; i++)
+		if ((*list)[i].dev == st.st_dev && (*list)[i].ino == st.st_ino)
+			return 0;
+	l = realloc(*list, (*n + 1) * sizeof(*l));
+	if (!l)
+		return pv_error_set(err, ENOMEM, "out of memory");
+	*list = l;
+	l[*n].dev = st.st_dev;
+	l[*n].ino = st.st_ino;
+	l[*n].view_path = strdup(name);
+	l[*n].host_path = strdup(host);
+	if (!l[*n].view_path || !l[*n].host_path) {
+		free(l[*n].view_path);
+		free(l[*n].host_path);
+		return pv_error_set(err, ENOMEM, "out of memory");
+	}
+	(*n)++;
+	return 0;
+}
+
+int policy_exec_default(struct gofer_view *view, struct sentry_exec_allow **list, size_t *n,
+			struct pv_error *err)
+{
+	for (size_t i = 0; i < PV_ARRAY_SIZE(default_exec); i++) {
+		int r = policy_exec_allow_add(view, default_exec[i], false, list, n, err);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void policy_exec_free(struct sentry_exec_allow *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(list[i].view_path);
+		free(list[i].host_path);
+	}
+	free(list);
+}

@@ -41,6 +41,9 @@ static bool proc_done;
 
 void procfs_enter(struct syscall_ctx *ctx)
 {
+	/* Leaving a call that built /proc: drop its copies of task fds. */
+	if (!ctx && proc_cur && proc_done && proc_done_id == proc_cur->req->id)
+		gofer_proc_release_fds(proc_cur->sentry->view);
 	proc_cur = ctx;
 }
 

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "gofer.h"
@@ -38,15 +39,33 @@ struct sentry_proc {
 	struct sentry_proc *next;
 };
 
-/* A task (thread) of the sandbox, as seen in notifications (req->pid). */
+/* A task (thread) of the sandbox, as seen in notifications (req->pid) and
+ * in ptrace stops. */
 struct sentry_task {
 	pid_t tid;
 	struct sentry_proc *proc;
+	bool started;		/* its first ptrace stop (attach) has been seen */
+	bool listening;		/* in group-stop, resumed with PTRACE_LISTEN */
+	pid_t vfork_child;	/* blocked in vfork until this child execs or exits */
 	struct sentry_task *next;	/* hash chain */
 };
 
 struct net_policy;
 struct net_state;
+/* A wait(2) status collected while the sentry waited for one task in
+ * particular (sentry/exec.c), kept to be handled in order afterwards. */
+struct sentry_wait_event {
+	pid_t pid;
+	int status;
+};
+
+/* Programs the sandbox may exec, by host identity (sentry/execpolicy.c). */
+struct sentry_exec_allow {
+	dev_t dev;
+	ino_t ino;
+	char *view_path;	/* for messages */
+	char *host_path;	/* the file the kernel execs (Landlock rules) */
+};
 
 /* What a run produced.  Strings are owned by the struct; free with
  * sentry_outcome_free(). */
@@ -131,6 +150,8 @@ struct sentry_config {
 	struct sentry_limits limits;	/* resource limits (0 fields: none) */
 	bool landlock;		/* restrict the child with landlock_fd */
 	int landlock_fd;	/* Landlock ruleset (loader_landlock_build) when landlock */
+	const struct sentry_exec_allow *exec_allow;	/* programs the sandbox may exec */
+	size_t nexec_allow;
 };
 
 struct sentry {
@@ -147,6 +168,12 @@ struct sentry {
 	bool addfd_send;		/* kernel has SECCOMP_ADDFD_FLAG_SEND */
 	struct net_state *net;		/* sentry/net.c */
 	struct limits_state *limits;	/* whole-run accounting (sentry/limits.c) */
+	bool main_exited;		/* the first process has exited */
+	int main_status;		/* its wait(2) status */
+	struct sentry_wait_event *deferred;	/* events held back during an exec */
+	size_t ndeferred, cap_deferred;
+	struct seccomp_notif *held;	/* notifications received during an exec */
+	size_t nheld, cap_held;
 };
 
 /*
@@ -199,6 +226,58 @@ void sentry_tasks_free(struct sentry *s);
 void sentry_kill_all(struct sentry *s);
 
 /*
+ * ptrace platform (sentry/ptrace.c).  The supervisor traces every task of
+ * the run: PTRACE_SEIZE of the first process before it execs, with
+ * PTRACE_O_TRACEFORK, TRACEVFORK, TRACECLONE (every later task is attached
+ * from its creation), TRACEEXEC, TRACESYSGOOD and EXITKILL (if the
+ * supervisor dies, the kernel kills every tracee).  Source: ptrace(2).
+ */
+
+/* PTRACE_SEIZE options used for the run. */
+unsigned long sentry_ptrace_options(void);
+
+/*
+ * sentry_ptrace_event - handle one wait(2) status @status of task @pid:
+ * register tasks at fork/clone events, follow exec, keep group-stops
+ * (PTRACE_LISTEN), deliver signals, forget exited tasks, note the exit of
+ * the first process.  Resumes the task as appropriate.
+ */
+void sentry_ptrace_event(struct sentry *s, pid_t pid, int status);
+
+/* sentry_ptrace_drain - collect every pending wait(2) status (WNOHANG) and
+ * handle it, deferred ones first. */
+void sentry_ptrace_drain(struct sentry *s);
+
+/*
+ * sentry_exec - carry out an exec the handler has checked: @binfd (owned;
+ * closed here) is the program the sentry opened and checked, @argv/@envp the
+ * sentry's own NULL-terminated copies.  Every task sharing the caller's
+ * memory is stopped, the call is rewritten with ptrace into
+ * execveat(fd, "", argv', envp', AT_EMPTY_PATH) on memory the sentry wrote
+ * and no other task can reach, and only that rewritten call is let through.
+ * Returns the answer; .answered is set when the notification was consumed.
+ * Design and proof: docs/exec.md.
+ */
+struct syscall_ret sentry_exec(struct syscall_ctx *ctx, int binfd, char *const *argv,
+			       char *const *envp);
+
+/*
+ * Notifications (sentry/supervisor.c).
+ *
+ * sentry_notif_dispatch - answer notification @req (received by the caller):
+ * find the task and the table row, run the handler, and reply (value,
+ * errno, injected fd or CONTINUE) unless the handler answered itself.
+ */
+void sentry_notif_dispatch(struct sentry *s, const struct seccomp_notif *req);
+
+/* sentry_notif_hold - keep @req (copied) to be dispatched by the main loop
+ * later, in arrival order.  Returns 0 or -ENOMEM. */
+int sentry_notif_hold(struct sentry *s, const struct seccomp_notif *req);
+
+/* sentry_notif_held - true when a held notification belongs to @tid. */
+bool sentry_notif_held(struct sentry *s, pid_t tid);
+
+/*
  * Guest memory (sentry/guestmem.c).  All copies are bounded and go through
  * process_vm_readv(2)/process_vm_writev(2) of the notifying task.  After
  * every read the notification id is checked with
@@ -218,6 +297,16 @@ int guestmem_read_path(struct syscall_ctx *ctx, uint64_t addr, char *buf, size_t
 /* guestmem_write - copy @len bytes of @buf to guest address @addr.  Returns
  * 0, -EFAULT (unmapped, read-only or partial), -ESRCH. */
 int guestmem_write(struct syscall_ctx *ctx, uint64_t addr, const void *buf, size_t len);
+
+/* guestmem_read_str - copy the NUL-terminated string at @addr into @buf
+ * (@size bytes).  Returns its length, -EFAULT, -E2BIG (no NUL within @size
+ * - 1 bytes), -ESRCH. */
+int guestmem_read_str(struct syscall_ctx *ctx, uint64_t addr, char *buf, size_t size);
+
+/* guestmem_write_stopped - copy @len bytes of @buf to @addr in task @tid,
+ * which must be in a ptrace-stop of this supervisor (so its identity and
+ * memory cannot change under the write).  Returns 0 or -EFAULT. */
+int guestmem_write_stopped(pid_t tid, uint64_t addr, const void *buf, size_t len);
 
 /* sentry_notif_valid - 0 if the notification is still pending, else
  * -ESRCH. */
@@ -326,6 +415,33 @@ int policy_view_hide(struct gofer_view *view, const char *path, struct pv_error 
  */
 int procfs_register(struct gofer_view *view, struct pv_error *err);
 void procfs_enter(struct syscall_ctx *ctx);
+
+/*
+ * policy_program_resolve - find program @name in the view (a view path, or
+ * a name searched in /usr/local/bin, /usr/bin, /bin), executable by the
+ * sandbox and a file of a read-only host bind.  Writes its host path to
+ * @host (@host_size bytes) and its metadata to @st.  Returns 0, -ENOENT or
+ * -EPERM (an in-memory file) with @err set.
+ */
+int policy_program_resolve(struct gofer_view *view, const char *name, char *host,
+			   size_t host_size, struct stat *st, struct pv_error *err);
+
+/*
+ * policy_exec_allow_add - allow the sandbox to exec program @name (resolved
+ * as by policy_program_resolve) by appending its identity to *@list
+ * (realloc'd; *@n entries).  A missing program is an error only when
+ * @required.  Returns 0 or -errno with @err set.
+ */
+int policy_exec_allow_add(struct gofer_view *view, const char *name, bool required,
+			  struct sentry_exec_allow **list, size_t *n, struct pv_error *err);
+
+/* policy_exec_default - add the default exec allowlist (the interpreter and
+ * common tools present on the host) to *@list. */
+int policy_exec_default(struct gofer_view *view, struct sentry_exec_allow **list, size_t *n,
+			struct pv_error *err);
+
+/* policy_exec_free - release a list built by the functions above. */
+void policy_exec_free(struct sentry_exec_allow *list, size_t n);
 
 /* policy_miss_is_quiet - true when a lookup of @view_path failing as hidden
  * is expected of benign programs and gets no audit event. */

@@ -50,9 +50,8 @@ struct loop {
 	int sfd, tfd, sample_fd;
 	enum sentry_status limit_hit;	/* a whole-run limit ended the run, or OK */
 	bool limit_after_end;	/* ... found only by the final accounting */
-	bool main_exited, timed_out, interrupted;
-	bool main_waited;	/* wait_status holds the first process's status */
-	int wait_status, stop_signal;
+	bool timed_out, interrupted;
+	int stop_signal;
 	struct pv_error *err;
 	int setup_error;
 };
@@ -64,21 +63,15 @@ static int epoll_add(int epfd, int fd, uint64_t tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* Answer one notification.  Every path ends in a SEND (or the task is gone). */
-static void handle_notification(struct sentry *s)
+void sentry_notif_dispatch(struct sentry *s, const struct seccomp_notif *req)
 {
-	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
-	struct syscall_ctx ctx = { .sentry = s, .req = &req };
+	struct syscall_ctx ctx = { .sentry = s, .req = req };
 	struct syscall_ret ret;
 
-	memset(&req, 0, sizeof(req));
-	if (ioctl(s->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
-		return; /* ENOENT: the task died before we got to it */
-
-	ctx.entry = syscall_lookup(req.data.nr);
-	ctx.task = sentry_task_get(s, req.pid);
-	if (req.data.arch != AUDIT_ARCH_X86_64) {
+	ctx.entry = syscall_lookup(req->data.nr);
+	ctx.task = sentry_task_get(s, req->pid);
+	if (req->data.arch != AUDIT_ARCH_X86_64) {
 		/* The filter kills foreign architectures; never reached. */
 		ret = syscall_errno(ENOSYS);
 	} else if (!ctx.task) {
@@ -92,14 +85,16 @@ static void handle_notification(struct sentry *s)
 		ret = ctx.entry->handler(&ctx);
 		procfs_enter(NULL);
 	}
+	if (ret.answered)
+		return;
 
 	if (ret.pending)
 		return; /* answered later (sentry/net.c) */
 	memset(&resp, 0, sizeof(resp));
-	resp.id = req.id;
+	resp.id = req->id;
 	if (ret.inject_fd >= 0) {
 		struct seccomp_notif_addfd addfd = {
-			.id = req.id,
+			.id = req->id,
 			.flags = SECCOMP_ADDFD_FLAG_SEND,
 			.srcfd = (__u32)ret.inject_fd,
 			.newfd_flags = ret.inject_cloexec ? O_CLOEXEC : 0,
@@ -121,6 +116,52 @@ static void handle_notification(struct sentry *s)
 		resp.val = ret.val;
 	}
 	ioctl(s->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+int sentry_notif_hold(struct sentry *s, const struct seccomp_notif *req)
+{
+	if (s->nheld == s->cap_held) {
+		size_t cap = s->cap_held ? s->cap_held * 2 : 16;
+		struct seccomp_notif *n = realloc(s->held, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->held = n;
+		s->cap_held = cap;
+	}
+	s->held[s->nheld++] = *req;
+	return 0;
+}
+
+bool sentry_notif_held(struct sentry *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nheld; i++)
+		if ((pid_t)s->held[i].pid == tid)
+			return true;
+	return false;
+}
+
+/* Receive one notification and answer it. */
+static void handle_notification(struct sentry *s)
+{
+	struct seccomp_notif req;
+
+	memset(&req, 0, sizeof(req));
+	if (ioctl(s->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return; /* ENOENT: the task died before we got to it */
+	sentry_notif_dispatch(s, &req);
+}
+
+/* Answer the notifications held during an exec, oldest first. */
+static void dispatch_held(struct sentry *s)
+{
+	while (s->nheld) {
+		struct seccomp_notif req = s->held[0];
+
+		memmove(s->held, s->held + 1, (s->nheld - 1) * sizeof(*s->held));
+		s->nheld--;
+		sentry_notif_dispatch(s, &req);
+	}
 }
 
 static void stream_read(struct sentry *s, int fd, struct sentry_stream *st, int out_fd,
@@ -163,33 +204,13 @@ static void stream_read(struct sentry *s, int fd, struct sentry_stream *st, int 
 	}
 }
 
-static void reap_children(struct loop *l)
-{
-	struct sentry *s = l->s;
-	int status;
-	pid_t pid;
-
-	while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
-		struct sentry_proc *p = sentry_proc_find(s, pid);
-
-		if (pid == s->child) {
-			l->main_exited = true;
-			l->main_waited = true;
-			l->wait_status = status;
-			s->outcome->duration_ms = (sentry_now_ns() - s->start_ns) / 1000000;
-		}
-		if (p)
-			sentry_proc_reap(s, p);
-	}
-}
-
 static void handle_signal(struct loop *l)
 {
 	struct signalfd_siginfo si;
 
 	while (read(l->sfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			reap_children(l);
+			sentry_ptrace_drain(l->s);
 		} else {
 			l->interrupted = true;
 			l->stop_signal = (int)si.ssi_signo;
@@ -245,15 +266,15 @@ static void finish_outcome(struct loop *l)
 	} else if (l->timed_out) {
 		o->status = SENTRY_STATUS_TIMEOUT;
 		o->signal = SIGKILL;
-	} else if (l->interrupted && !l->main_waited) {
+	} else if (l->interrupted && !l->s->main_exited) {
 		o->status = SENTRY_STATUS_KILLED;
 		o->signal = l->stop_signal;
-	} else if (WIFEXITED(l->wait_status)) {
-		o->exit_code = WEXITSTATUS(l->wait_status);
+	} else if (WIFEXITED(l->s->main_status)) {
+		o->exit_code = WEXITSTATUS(l->s->main_status);
 		o->status = o->exit_code ? SENTRY_STATUS_ERROR : SENTRY_STATUS_OK;
-	} else if (WIFSIGNALED(l->wait_status)) {
+	} else if (WIFSIGNALED(l->s->main_status)) {
 		o->status = SENTRY_STATUS_KILLED;
-		o->signal = WTERMSIG(l->wait_status);
+		o->signal = WTERMSIG(l->s->main_status);
 		/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL at the hard
 		 * one (sentry/limits.c). */
 		if (l->s->cfg->limits.cpu_ms &&
@@ -376,7 +397,7 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 		goto out;
 	}
 
-	while (!l.main_exited && !l.timed_out && !l.interrupted &&
+	while (!s.main_exited && !l.timed_out && !l.interrupted &&
 	       l.limit_hit == SENTRY_STATUS_OK) {
 		struct epoll_event evs[16];
 		int n = epoll_wait(s.epoll_fd, evs, 16, -1);
@@ -385,6 +406,7 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 			r = pv_error_set(err, errno, "epoll_wait: %s", strerror(errno));
 			goto out;
 		}
+		dispatch_held(&s);
 		for (int i = 0; i < n; i++) {
 			switch (evs[i].data.u64) {
 			case TAG_NOTIFY:
@@ -459,11 +481,6 @@ int sentry_run(const struct sentry_config *cfg, struct gofer_view *view,
 
 	/* The first process is done (or time is up): end the whole run. */
 	sentry_kill_all(&s);
-	if (!l.main_exited) {
-		/* Collected by sentry_kill_all's reaping; read the status again
-		 * from the pidfd-less path: the child was ours. */
-		l.main_exited = true;
-	}
 	drain(&l, &out_eof, &err_eof);
 	net_finish(&s);
 	{
@@ -484,6 +501,8 @@ out:
 	net_finish(&s);
 	limits_stop(&s);
 	sentry_tasks_free(&s);
+	free(s.deferred);
+	free(s.held);
 	loop_close(&l);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;

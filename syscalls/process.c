@@ -1,19 +1,13 @@
 /*
- * process.c - exec, signals, umask, and the refusals of clone and prctl.
- *
- * Exec: the first execve of the first process is the loader's own (it
- * execs the program after installing the filter, before any sandboxed code
- * has run), and is the only exec allowed until exec is made race-free with
- * the ptrace platform (issue 4).  Checking a path and then answering
- * CONTINUE would let the kernel re-read a path another thread can change
- * (seccomp_unotify(2), catalogue SUP-01), so later execs are refused.
+ * process.c - signals, umask, calls naming another task, and the
+ * refusals of clone and prctl.  Exec is in exec.c.
  *
  * Signals: only processes of the run may be signalled.  The sentry sends
  * signals to other sandbox processes itself through the pidfd it holds
  * (pidfd_send_signal(2)), so a recycled pid can never be hit; a task
  * signalling its own thread group is let through (CONTINUE on register
  * values: the target is the caller itself, alive while it waits).
- * Sources: execve(2), kill(2), tgkill(2), pidfd_send_signal(2), umask(2).
+ * Sources: kill(2), tgkill(2), pidfd_send_signal(2), umask(2).
  */
 #include "internal.h"
 
@@ -21,40 +15,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-SYSCALL_HANDLER(execve)
-{
-	struct sentry_proc *p = ctx->task->proc;
-	char path[PATH_MAX];
-	struct syscall_ret ret;
-
-	if (p->loader_exec && ctx->task->tid == p->tgid) {
-		/* The loader's exec: its arguments are the loader's own memory,
-		 * written before the filter was installed, and no sandboxed
-		 * code has run yet in this process (it is single-threaded and
-		 * has executed only loader/spawn.c since fork).  The decision
-		 * depends on the sentry's state only. */
-		p->loader_exec = false;
-		return syscall_continue();
-	}
-	if (copy_path(ctx, ARG(0), path, &ret) < 0)
-		return ret;
-	return syscall_deny(ctx, EACCES, "exec.refused", path, NULL,
-			    "exec from the sandbox is not allowed");
-}
-
-SYSCALL_HANDLER(execveat)
-{
-	char path[PATH_MAX];
-	struct syscall_ret ret;
-
-	if (copy_path(ctx, ARG(1), path, &ret) < 0)
-		return ret;
-	return syscall_deny(ctx, EACCES, "exec.refused", path, NULL,
-			    "exec from the sandbox is not allowed");
-}
 
 SYSCALL_HANDLER(umask)
 {
@@ -116,7 +79,13 @@ SYSCALL_HANDLER(kill)
 		if (r == 0)
 			sent++;
 	}
-	return sent ? syscall_value(0) : syscall_errno(ESRCH);
+	if (sent)
+		return syscall_value(0);
+	if (pid < -1)
+		/* No process of the sandbox is in that group: it is a host
+		 * group, or none; either way not the sandbox's to signal. */
+		return signal_outside(ctx, pid);
+	return syscall_errno(ESRCH);
 }
 
 /* tgkill/tkill with a target in the caller's own thread group. */
@@ -223,7 +192,7 @@ static struct syscall_ret self_only(struct syscall_ctx *ctx, pid_t pid)
 	if (pid == 0 || pid == ctx->task->tid || pid == ctx->task->proc->tgid)
 		return syscall_continue();
 	snprintf(detail, sizeof(detail), "acts on task %d, not the caller", pid);
-	return syscall_deny(ctx, EPERM, "syscall.refused", NULL, NULL, detail);
+	return syscall_deny(ctx, EPERM, "process.outside", NULL, NULL, detail);
 }
 
 SYSCALL_HANDLER(get_robust_list)
@@ -283,4 +252,70 @@ SYSCALL_HANDLER(setpriority)
 		return syscall_deny(ctx, EPERM, "syscall.refused", NULL, NULL,
 				    "priority of a group or user");
 	return self_only(ctx, (pid_t)ARG_INT(1));
+}
+
+/*
+ * Queries about another process: answered for processes of the sandbox
+ * (CONTINUE on the register value: a read-only query, the pid pinned by the
+ * sentry's pidfd); host processes do not exist for the sandbox (ESRCH, as in
+ * a pid namespace), so it cannot enumerate them (catalogue PROC-08).
+ */
+static struct syscall_ret query_sandbox_only(struct syscall_ctx *ctx, pid_t pid)
+{
+	char detail[64];
+
+	if (pid == 0 || pid == ctx->task->proc->tgid || sentry_proc_admit(ctx->sentry, pid))
+		return syscall_continue();
+	snprintf(detail, sizeof(detail), "process %d is not in the sandbox", pid);
+	return syscall_deny(ctx, ESRCH, "process.outside", NULL, NULL, detail);
+}
+
+SYSCALL_HANDLER(getpgid)
+{
+	return query_sandbox_only(ctx, (pid_t)ARG_INT(0));
+}
+
+SYSCALL_HANDLER(getsid)
+{
+	return query_sandbox_only(ctx, (pid_t)ARG_INT(0));
+}
+
+/* capget(2): the pid is in the header, in guest memory, so the sentry asks
+ * the kernel itself with its own copy and writes the answer back. */
+SYSCALL_HANDLER(capget)
+{
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
+	char detail[64];
+	pid_t pid;
+	int r;
+
+	r = guestmem_read(ctx, ARG(0), &hdr, sizeof(hdr));
+	if (r < 0)
+		return syscall_errno(r == -EFAULT ? EFAULT : -r);
+	pid = hdr.pid;
+	if (pid != 0 && pid != ctx->task->tid && pid != ctx->task->proc->tgid &&
+	    !sentry_proc_admit(ctx->sentry, pid)) {
+		snprintf(detail, sizeof(detail), "process %d is not in the sandbox", pid);
+		return syscall_deny(ctx, ESRCH, "process.outside", NULL, NULL, detail);
+	}
+	if (pid == 0)
+		hdr.pid = ctx->task->tid;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, ARG(1) ? data : NULL) < 0) {
+		int e = errno;
+
+		/* EINVAL reports the preferred version in the header. */
+		hdr.pid = pid;
+		if (e == EINVAL)
+			guestmem_write(ctx, ARG(0), &hdr, sizeof(hdr));
+		return syscall_errno(e);
+	}
+	if (!ARG(1))
+		return syscall_value(0);
+	/* Version 1 has one data struct, versions 2 and 3 two. */
+	r = guestmem_write(ctx, ARG(1), data,
+			   hdr.version == _LINUX_CAPABILITY_VERSION_1 ? sizeof(data[0])
+								     : sizeof(data));
+	return r < 0 ? syscall_errno(-r) : syscall_value(0);
 }

@@ -67,6 +67,7 @@ struct syscall_ret {
 	bool cont;
 	bool pending;	/* the handler keeps the notification and answers it
 			 * later itself (sentry/net.c) */
+	bool answered;	/* the handler already answered the notification itself */
 };
 
 typedef struct syscall_ret (*syscall_handler_fn)(struct syscall_ctx *ctx);

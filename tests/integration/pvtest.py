@@ -43,7 +43,8 @@ RESULT_FIELDS = {
 STATUSES = ("ok", "error", "timeout", "killed", "memory_limit", "cpu_limit")
 AUDIT_RULES = {
     "view.hidden", "view.read_only", "syscall.unknown", "syscall.refused",
-    "net.refused", "exec.refused", "signal.outside", "ioctl.refused",
+    "net.refused", "exec.refused", "signal.outside", "process.outside",
+    "ioctl.refused",
     "prctl.refused", "guestmem.unreadable", "net.allowed", "net.budget",
 }
 # RFC 3339, UTC, milliseconds: 2024-05-01T12:34:56.789Z
