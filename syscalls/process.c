@@ -12,8 +12,10 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -318,4 +320,84 @@ SYSCALL_HANDLER(capget)
 			   hdr.version == _LINUX_CAPABILITY_VERSION_1 ? sizeof(data[0])
 								     : sizeof(data));
 	return r < 0 ? syscall_errno(-r) : syscall_value(0);
+}
+
+/* pidfd_open(2): a pidfd only for a process of the sandbox, opened by the
+ * sentry (the pid is pinned by its own pidfd of the process) and injected. */
+SYSCALL_HANDLER(pidfd_open)
+{
+	pid_t pid = (pid_t)ARG_INT(0);
+	unsigned int flags = ARG_UINT(1);
+	struct sentry_proc *p;
+	int fd;
+
+	if (flags & ~(unsigned int)(O_NONBLOCK | PIDFD_THREAD))
+		return syscall_errno(EINVAL);
+	if (pid <= 0)
+		return syscall_errno(EINVAL);
+	p = sentry_proc_admit(ctx->sentry, pid);
+	if (!p) {
+		char detail[64];
+
+		snprintf(detail, sizeof(detail), "process %d is not in the sandbox", pid);
+		return syscall_deny(ctx, ESRCH, "process.outside", NULL, NULL, detail);
+	}
+	fd = (int)syscall(SYS_pidfd_open, pid, flags);
+	if (fd < 0)
+		return syscall_errno(errno);
+	return syscall_inject(fd, true); /* pidfds are always close-on-exec */
+}
+
+/* The pid a pidfd refers to (proc(5): fdinfo "Pid:"), -1 when it has
+ * exited, or -EBADF when @fd is not a pidfd. */
+static int pidfd_pid(int fd)
+{
+	char path[64], buf[512];
+	_cleanup_close_ int info = -1;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	info = open(path, O_RDONLY | O_CLOEXEC);
+	if (info < 0)
+		return -EBADF;
+	n = read(info, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -EBADF;
+	buf[n] = '\0';
+	p = strstr(buf, "\nPid:");
+	if (!p)
+		return -EBADF;
+	return atoi(p + 5);
+}
+
+/* pidfd_send_signal(2): the pidfd may only name a sandbox process (pidfds
+ * reach the sandbox through pidfd_open above, CLONE_PIDFD of its own
+ * children, or fd passing between its processes); the sentry checks the
+ * process behind its own copy of the fd and sends the signal itself, with
+ * its own copy of the siginfo. */
+SYSCALL_HANDLER(pidfd_send_signal)
+{
+	_cleanup_close_ int local = sentry_task_getfd(ctx, ARG_INT(0));
+	siginfo_t info;
+	int pid, r;
+
+	if (local < 0)
+		return syscall_errno(-local);
+	pid = pidfd_pid(local);
+	if (pid == -EBADF)
+		return syscall_errno(EBADF);
+	if (pid < 0)
+		return syscall_errno(ESRCH); /* exited */
+	if (pid != ctx->task->proc->tgid && !sentry_proc_admit(ctx->sentry, pid))
+		return signal_outside(ctx, pid);
+	if (ARG(2)) {
+		r = guestmem_read(ctx, ARG(2), &info, sizeof(info));
+		if (r < 0)
+			return syscall_errno(r == -EFAULT ? EFAULT : -r);
+	}
+	if (syscall(SYS_pidfd_send_signal, local, ARG_INT(1), ARG(2) ? &info : NULL,
+		    ARG_UINT(3)) < 0)
+		return syscall_errno(errno);
+	return syscall_value(0);
 }

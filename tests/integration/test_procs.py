@@ -24,6 +24,8 @@ def child(conn, x):
 
 def main():
   out = {}
+  # forkserver is not covered yet: under pyvisor the server does not learn
+  # that its child exited (a known bug, being worked on).
   for method in ("fork", "spawn"):
       ctx = mp.get_context(method)
       a, b = ctx.Pipe()
@@ -54,6 +56,14 @@ def main():
       os._exit(0)
   os.kill(pid, signal.SIGTERM)
   out["kill_child"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+  # The same through a pidfd.
+  pid = os.fork()
+  if pid == 0:
+      time.sleep(60)
+      os._exit(0)
+  fd = os.pidfd_open(pid)
+  signal.pidfd_send_signal(fd, signal.SIGUSR1)
+  out["pidfd_child"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
   print(json.dumps(out))
 
 if __name__ == "__main__":
@@ -69,6 +79,7 @@ for name, fn in [("kill", lambda: os.kill(victim, signal.SIGKILL)),
                  # the victim leads its own session and group (pgid == pid)
                  ("pgrp", lambda: os.killpg(victim, signal.SIGKILL)),
                  ("getpgid", lambda: os.getpgid(victim)),
+                 ("pidfd_open", lambda: os.pidfd_open(victim)),
                  ("supervisor", lambda: os.kill(os.getppid(), signal.SIGKILL))]:
     try:
         fn()
@@ -154,6 +165,7 @@ def inside(ctx):
     report = pvtest.inner_report(run)
     expect_eq(report["fork"], [49, 0, True], "multiprocessing fork")
     expect_eq(report["spawn"], [49, 0, True], "multiprocessing spawn")
+    expect_eq(report["pidfd_child"], -signal.SIGUSR1, "pidfd_send_signal to a sandbox child")
     expect_eq(report["threads"], list(range(1, 9)), "thread pool")
     expect_eq(report["signals"], ["alrm", "int"], "SIGALRM handler, KeyboardInterrupt")
     expect_eq(report["kill_child"], -signal.SIGTERM, "SIGTERM to a sandbox child")
@@ -172,6 +184,7 @@ def outward(ctx):
         for name in ("kill", "kill0", "pgrp", "supervisor"):
             expect_eq(report[name], 1, f"errno of {name} toward a host process")
         expect_eq(report["getpgid"], 3, "getpgid of a host process (ESRCH: not visible)")
+        expect_eq(report["pidfd_open"], 3, "pidfd_open of a host process (ESRCH)")
         expect_eq(report["sibling"], -signal.SIGKILL, "kill(-1) reached the sandbox sibling")
         expect(victim.poll() is None, "the host process was killed")
         events = run.events("signal.outside")
