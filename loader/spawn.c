@@ -86,6 +86,20 @@ static _Noreturn void child_main(const struct sentry_config *cfg,
 
 	if (setsid() < 0)
 		child_fail(STEP_SESSION, errno);
+	/* The supervisor blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP (it reads
+	 * them from a signalfd) and ignores SIGPIPE; a signal mask and ignored
+	 * dispositions survive execve (signal(7)), so give the program the
+	 * defaults a fresh process has. */
+	{
+		sigset_t none;
+
+		sigemptyset(&none);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
+		if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+			child_fail(STEP_SESSION, errno);
+	}
 
 	/* fds: 0 = stdin or /dev/null, 1/2 = pipes, 3/4 = status/ack.  First
 	 * move the four to fresh numbers >= 10 (F_DUPFD never clobbers), so

@@ -24,9 +24,9 @@ def child(conn, x):
 
 def main():
   out = {}
-  # forkserver is not covered yet: under pyvisor the server does not learn
-  # that its child exited (a known bug, being worked on).
-  for method in ("fork", "spawn"):
+  with open("/proc/self/status") as f:
+      out["sigblk"] = f.read().split("SigBlk:")[1].split()[0]
+  for method in ("fork", "spawn", "forkserver"):
       ctx = mp.get_context(method)
       a, b = ctx.Pipe()
       p = ctx.Process(target=child, args=(b, 7))
@@ -165,6 +165,9 @@ def inside(ctx):
     report = pvtest.inner_report(run)
     expect_eq(report["fork"], [49, 0, True], "multiprocessing fork")
     expect_eq(report["spawn"], [49, 0, True], "multiprocessing spawn")
+    expect_eq(report["forkserver"], [49, 0, True], "multiprocessing forkserver")
+    expect_eq(report["sigblk"], "0000000000000000",
+              "signal mask the program starts with (the supervisor's must not leak)")
     expect_eq(report["pidfd_child"], -signal.SIGUSR1, "pidfd_send_signal to a sandbox child")
     expect_eq(report["threads"], list(range(1, 9)), "thread pool")
     expect_eq(report["signals"], ["alrm", "int"], "SIGALRM handler, KeyboardInterrupt")
