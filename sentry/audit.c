@@ -116,7 +116,7 @@ void audit_event_emit(struct syscall_ctx *ctx, const char *verdict, int err, con
 	if (address)
 		json_object_set_new(ev, "address", json_string(address));
 	json_object_set_new(ev, "verdict", json_string(verdict));
-	if (err || strcmp(verdict, "allow")) {
+	if (err) {
 		json_object_set_new(ev, "errno", json_string(errno_name(err)));
 		json_object_set_new(ev, "errno_num", json_integer(err));
 	}

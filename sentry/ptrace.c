@@ -115,6 +115,20 @@ void sentry_ptrace_event(struct sentry *s, pid_t pid, int status)
 		}
 		t = task_find(s, pid);
 		p = t ? t->proc : sentry_proc_find(s, pid);
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS && t) {
+			/* Killed by the filter itself (SECCOMP_RET_KILL_PROCESS: a
+			 * foreign architecture such as int 0x80, or an x32
+			 * number): no notification reached the sentry, so the
+			 * event is written here.  The number is lost with the
+			 * process. */
+			struct seccomp_notif req = { .pid = (__u32)pid };
+			struct syscall_ctx kctx = { .sentry = s, .req = &req, .task = t };
+
+			req.data.nr = -1;
+			audit_event_emit(&kctx, "kill", 0, "filter.kill", NULL, NULL,
+					 "killed by the seccomp filter (foreign architecture or x32 "
+					 "system call)");
+		}
 		task_forget(s, pid);
 		if (p && p->tgid == pid)
 			sentry_proc_reap(s, p);

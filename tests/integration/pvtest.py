@@ -46,6 +46,7 @@ AUDIT_RULES = {
     "net.refused", "exec.refused", "signal.outside", "process.outside",
     "ioctl.refused",
     "prctl.refused", "guestmem.unreadable", "net.allowed", "net.budget",
+    "filter.kill",
 }
 # RFC 3339, UTC, milliseconds: 2024-05-01T12:34:56.789Z
 TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|\+00:00)$")

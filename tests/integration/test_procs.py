@@ -141,6 +141,20 @@ time.sleep(600)
 """
 
 
+X32 = r"""
+import ctypes, mmap, sys
+# syscall(__X32_SYSCALL_BIT | nr) from raw machine code: mov eax, imm32;
+# syscall; ret.  Catalogue FLT-01: the filter kills the process.
+nr = 0x40000000 | int(sys.argv[1])
+code = b"\xb8" + nr.to_bytes(4, "little") + b"\x0f\x05\xc3"
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(code)
+print("before", flush=True)
+ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))()
+print("after", flush=True)
+"""
+
+
 def sandbox_uid(ctx):
     return ctx.user[1] if ctx.user is not None else (65534 if os.geteuid() == 0 else os.getuid())
 
@@ -239,5 +253,17 @@ def supervisor_death(ctx):
             sup.wait()
 
 
+def filter_kill(ctx):
+    work = ctx.tmpdir()
+    script = ctx.script(work, "x32.py", X32)
+    for nr in ("39", "257"):  # getpid, openat
+        run = ctx.run_json([script, nr])
+        pvtest.expect_status(run, "killed", 128 + signal.SIGSYS)
+        expect_eq(run.result["stdout"], "before\n", "output of the killed program")
+        events = run.events("filter.kill")
+        expect(len(events) == 1 and events[0]["verdict"] == "kill",
+               f"one filter.kill audit event for x32 number {nr}: {run.events()}")
+
+
 if __name__ == "__main__":
-    pvtest.main([inside, outward, tree, supervisor_death])
+    pvtest.main([inside, outward, tree, supervisor_death, filter_kill])
