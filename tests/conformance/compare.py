@@ -19,16 +19,16 @@ REASONS = [
     (r"Permission denied: '/(usr/)?bin/|exit(ed with)? code 127|127 != |"
      r"spawn|subprocess|Popen|test_fork|script_helper|exec|"
      r"Permission denied: '(tar|zip|unzip|sh|python3?)'|child process reports failure 127",
-     "exec: execve of a new program is refused inside the sandbox for now "
-     "(issue 4 makes exec safe with ptrace)"),
+     "exec: the program is not on the exec allowlist (docs/exec.md: the default "
+     "list is the interpreter and common tools; tar, zip and the like are not on it)"),
     (r"socket|Errno 13\] Permission denied$|SendfileTests|TestSendfile|AF_UNIX|bind_unix",
-     "network: socket() is refused (the network view is another issue)"),
+     "network: a socket operation the network policy refuses (docs/network.md)"),
     (r"openpty|/dev/pt|ptmx|tty", "no terminals: /dev/pts and /dev/ptmx are not in the view (deliberate)"),
-    (r"/proc", "/proc is not in the view yet"),
+    (r"/proc", "/proc shows the sandbox's own processes and a subset of files"),
     (r"mkfifo|FIFO|fifo", "named pipes: a blocking open of a FIFO does not wait for the other end"),
     (r"xattr|extended attribute",
      "in-memory trees are a tmpfs without user extended attributes (user.* is ENOTSUP)"),
-    (r"pidfd_open", "pidfd_open is refused for now (process view, issue 4)"),
+    (r"pidfd_open", "pidfd_open of a process outside the sandbox answers ESRCH"),
     (r"test_setres[ug]id|test_setre[ug]id|setgroups",
      "credential-changing calls are refused, even no-op ones (deliberate)"),
     (r"test_fcntl_64_bit|F_NOTIFY",
