@@ -53,7 +53,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 
-#define EXEC_STOP_TIMEOUT_NS 2000000000ULL
+#define EXEC_STOP_TIMEOUT_NS 5000000000ULL
 
 static void defer(struct sentry *s, pid_t pid, int status)
 {

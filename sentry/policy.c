@@ -40,6 +40,9 @@ static const char *const host_ro[] = {
 	"/etc/alternatives",
 	"/etc/mime.types",
 	"/etc/locale.alias",
+	/* fontconfig's system cache (derived from the fonts under /usr):
+	 * fc-list, which matplotlib runs, reads it instead of rescanning. */
+	"/var/cache/fontconfig",
 };
 
 /* Host files copied into the view as read-only synthesized files (not

@@ -49,6 +49,10 @@ def demo(ctx):
     run = ctx.run_json(["--input", sales, "--output-dir", out,
                         "--timeout", "120", script], timeout=240)
     pvtest.expect_status(run, "ok", 0)
+    # The bundled job does nothing the policy forbids: a run of it is clean
+    # (no audit event from ordinary probing by Python, matplotlib, fc-list).
+    expect_eq(run.result["violations"], 0,
+              f"violations of the demo: {run.result['audit_events'][:5]}")
     expect_eq(run.result["exit_code"], 0, "exit_code")
     expect("wrote summary.json and chart.png" in run.result["stdout"],
            "the program's summary line is missing from stdout")

@@ -75,8 +75,10 @@ def exec_race(ctx):
            "the denied program ran: canary listed as an artifact")
     outcomes = {int(k): v for k, v in report["outcomes"].items()}
     expect_eq(sum(outcomes.values()), iterations, "iterations completed")
-    # Each attempt either ran the allowed program (0) or was refused (13).
-    expect(set(outcomes) <= {0, 13}, f"unexpected exec outcomes: {outcomes}")
+    # Each attempt ran the allowed program (0), was refused (13), or, on a
+    # loaded machine, failed closed because a stop did not come in time
+    # (EAGAIN, 11).
+    expect(set(outcomes) <= {0, 11, 13}, f"unexpected exec outcomes: {outcomes}")
     expect(outcomes.get(0, 0) > 0, f"the allowed program never ran: {outcomes}")
 
 
