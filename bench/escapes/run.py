@@ -387,8 +387,8 @@ class Sandbox:
                     "--symlink", "usr/lib", "/lib",
                     "--symlink", "usr/lib64", "/lib64",
                     "--symlink", "usr/bin", "/bin",
+                    "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
                     "--ro-bind", c, c, "--bind", w, w, "--chdir", w,
-                    "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                     "--unshare-all", "--die-with-parent", "--new-session",
                     "--cap-drop", "ALL", "--clearenv",
                     "--setenv", "PATH", "/usr/bin"] + py

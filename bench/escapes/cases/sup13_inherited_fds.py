@@ -7,9 +7,9 @@
 # audit: none
 import os, pvesc
 
-def probe(name):
+def probe(name, fds=range(3, 1024)):
     found = []
-    for fd in range(3, 1024):
+    for fd in fds:
         try:
             os.fstat(fd)
         except OSError:
@@ -35,6 +35,7 @@ def twin(c):
     with open("d/secret.txt", "w") as f:
         f.write("mine\n")
     fd = os.open("d", os.O_RDONLY | os.O_DIRECTORY)
-    return fd in probe("secret.txt")
+    # the same enumeration and openat, on a directory fd of its own
+    return probe("secret.txt", [fd]) == [fd]
 
 pvesc.main(attack, twin)
