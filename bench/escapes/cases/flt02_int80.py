@@ -5,7 +5,6 @@
 # catalogue: 24,26
 # race: no
 # audit: syscall.unknown|syscall.refused|filter.kill
-# xfail_audit: pyvisor the BPF filter kills with SIGSYS (RET_KILL_PROCESS) and no audit event is written; the result reports status killed, signal 31
 import ctypes, mmap, os, pvesc
 
 def attack(c):
