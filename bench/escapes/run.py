@@ -823,7 +823,7 @@ def markdown(cases, records, names, skipped, args):
             why = "; ".join(r["fired"] or r["errors"])[:160] or "twin exit %s" % r["twin_exit"]
             out.append(f"- {r['sandbox']} {r['id']}: {r['verdict']}: {why}")
     out += ["", "## Not yet covered", "", NOT_COVERED]
-    return "\n".join(out)
+    return "\n".join(out) + "\n"
 
 
 def xfail_audit(cases, r):
