@@ -14,6 +14,7 @@ mechanism, allowed target).  Oracles, all outside the sandbox:
   listener loopback TCP and UDP sockets: any contact is recorded
   victim   a host process of the sandbox's uid: must be alive, not stopped
   strays   this harness is a child subreaper: no process of the run left
+  residue  no host file named after the run's token in /tmp, /var/tmp, /dev/shm
 A case "escaped" when any oracle fired during the attack, whatever the
 payload printed.  Verdicts: blocked, escaped, twin-failed, error.
 For pyvisor, the expected audit rule (case header `audit:`) must appear in
@@ -244,6 +245,18 @@ class Oracles:
             fired.append(f"victim: host process signalled ({','.join(sigs)})")
             with open(self.sigfile, "w"):
                 pass
+        for d in ("/tmp", "/var/tmp", "/dev/shm"):
+            try:
+                names = [n for n in os.listdir(d) if self.token in n]
+            except OSError:
+                continue
+            for n in names:
+                fired.append(f"residue: new host file {os.path.join(d, n)}")
+                p = os.path.join(d, n)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.unlink(p)
         ipc = ipc_snapshot()
         if ipc - self.ipc:
             fired.append(f"ipc: new SysV objects {sorted(ipc - self.ipc)}")
@@ -726,7 +739,7 @@ or a longer-running harness; see issue 7):
 - TTY-01, TTY-03; EXEC-03, EXEC-04, EXEC-07; LIFE-05, LIFE-06; RES-01..RES-09
   (resource limits: tests/integration/test_limits.py and test_flood.py);
   NET-02 (DNS honeypot), NET-05, NET-08, NET-11..NET-16 (NET-15 is covered
-  by SUP-13); INFO-02, INFO-03 (INFO-01 is covered by PROC-01); CRED-01,
+  by SUP-13); INFO-02 (INFO-01 is covered by PROC-01); CRED-01,
   CRED-02; LOG-02.
 """
 
@@ -771,7 +784,8 @@ def markdown(cases, records, names, skipped, args):
            "pathname and abstract UNIX listeners that record any contact; a "
            "host process of the sandbox's uid that must not be signalled, "
            "stopped or killed; new SysV IPC objects; processes left after the "
-           "run (the harness is their subreaper). **blocked**: no oracle fired "
+           "run (the harness is their subreaper); files left in the host's "
+           "/tmp, /var/tmp or /dev/shm. **blocked**: no oracle fired "
            "and the twin worked; **escaped**: an oracle fired during the "
            "attack; **twin-failed**: over-blocking; **error**: the harness "
            "could not run the case. *audited* (pyvisor): the case's expected "
