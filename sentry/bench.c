@@ -1,6 +1,8 @@
 /*
  * bench.c - `pyvisor bench perf`: the performance suite (bench/perf.py)
- * started by pyvisor itself, measuring this very binary.
+ * started by pyvisor itself, measuring this very binary; `pyvisor bench
+ * escapes`: the escape-attempt corpus (bench/escapes/run.py) run against
+ * this binary and the other sandboxes installed (docs/escape-scorecard.md).
  *
  * The suite is a Python script in the source tree (PYVISOR_SOURCE_DIR,
  * set by CMake); it runs each workload natively and under every available
@@ -25,12 +27,20 @@ static void usage(FILE *f)
 {
 	fputs("Usage: pyvisor bench perf [--json FILE] [--runs N] [--warmup N]\n"
 	      "                          [--workloads A,B] [--sandboxes A,B] [--smoke] ...\n"
+	      "       pyvisor bench escapes [--sandbox NAME] [--case ID] [--json FILE] ...\n"
 	      "\n"
 	      "Runs the performance suite (" PYVISOR_SOURCE_DIR "/bench/perf.py) against\n"
 	      "this pyvisor binary: every workload natively and under pyvisor, runsc,\n"
 	      "proot and bwrap (those installed), median of --runs runs after --warmup,\n"
 	      "as ratios to native measured in the same invocation.  `pyvisor bench perf\n"
-	      "--help` lists every option; docs/performance.md explains the numbers.\n",
+	      "--help` lists every option; docs/performance.md explains the numbers.\n"
+	      "\n"
+	      "`escapes` runs the escape-attempt corpus (" PYVISOR_SOURCE_DIR "/bench/escapes)\n"
+	      "under pyvisor, the plain-python3 control `none`, and runsc, bwrap,\n"
+	      "firejail and proot when installed; verdicts come from host-side oracles\n"
+	      "(canary files, a loopback listener, a host process, stray processes).\n"
+	      "`pyvisor bench escapes --help` lists every option; see\n"
+	      "docs/escape-scorecard.md.\n",
 	      f);
 }
 
@@ -47,10 +57,11 @@ int bench_cmd_main(int argc, char **argv, struct pv_error *err)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "perf"))
-		return pv_error_set(err, EINVAL, "bench: unknown benchmark '%s' (known: perf)",
-				    argv[1]);
-	snprintf(script, sizeof(script), "%s/bench/perf.py", PYVISOR_SOURCE_DIR);
+	if (strcmp(argv[1], "perf") && strcmp(argv[1], "escapes"))
+		return pv_error_set(err, EINVAL,
+				    "bench: unknown benchmark '%s' (known: perf, escapes)", argv[1]);
+	snprintf(script, sizeof(script), "%s/bench/%s", PYVISOR_SOURCE_DIR,
+		 strcmp(argv[1], "perf") ? "escapes/run.py" : "perf.py");
 	if (access(script, R_OK) < 0)
 		return pv_error_set(err, errno, "bench: %s: %s", script, strerror(errno));
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -71,7 +82,7 @@ int bench_cmd_main(int argc, char **argv, struct pv_error *err)
 	args[k++] = script;
 	args[k++] = "--pyvisor";
 	args[k++] = self;
-	if (access(micro, X_OK) == 0) {
+	if (!strcmp(argv[1], "perf") && access(micro, X_OK) == 0) {
 		args[k++] = "--micro";
 		args[k++] = micro;
 	}

@@ -705,7 +705,8 @@ bool doctor_table_print(const struct doctor_report *r, FILE *out);
 
 /*
  * bench_cmd_main - `pyvisor bench ARGS...` (@argv[0] is "bench"): execs the
- * performance suite bench/perf.py on this binary.  Returns 0 after --help;
+ * performance suite bench/perf.py (`perf`) or the escape-attempt corpus
+ * bench/escapes/run.py (`escapes`) on this binary.  Returns 0 after --help;
  * otherwise only returns on failure, -errno with @err set.
  */
 int bench_cmd_main(int argc, char **argv, struct pv_error *err);
