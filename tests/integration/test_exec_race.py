@@ -67,7 +67,9 @@ def exec_race(ctx):
     iterations = int(os.environ.get("PYVISOR_RACE_ITERATIONS", ITERATIONS[ctx.mode]))
     work = ctx.tmpdir()
     script = ctx.script(work, "race.py", SCRIPT)
-    run = ctx.run_json(["--timeout", "600", script, str(iterations)], timeout=700)
+    # 10,000 forks and execs: more CPU than the default 60 s on a busy machine.
+    run = ctx.run_json(["--timeout", "600", "--cpu-seconds", "600", script, str(iterations)],
+                       timeout=700)
     pvtest.expect_status(run, "ok", 0)
     report = pvtest.inner_report(run)
     expect(not report["canary"], "the denied program ran: the canary exists")
