@@ -465,6 +465,15 @@ class Sandbox:
         return self._run(self.argv(py), self.args.timeout + 30)
 
 
+# Roots of pyvisor's in-memory trees (sentry/policy.c).
+VIEW_MEM_TREES = ("/tmp", "/workspace", "/home/sandbox")
+
+
+def shadowed_by_view(path):
+    path = os.path.realpath(path)
+    return any(path == t or path.startswith(t + "/") for t in VIEW_MEM_TREES)
+
+
 def audit_seen(path, rule):
     """None when the case expects no audit event, else whether one of the
     '|'-separated rules appears in the audit log at path."""
@@ -500,7 +509,13 @@ def run_case(sb, case, oracles, scratch):
         if rec["fired"]:
             break
     if sb.name == "pyvisor":
-        rec["audit"] = audit_seen(audit, case["audit"])
+        expected = case["audit"]
+        # A repository under the host's /tmp (or another name the view
+        # replaces with an in-memory tree of its own) is invisible without
+        # being hidden by the policy: ENOENT, no audit event to expect.
+        if case["id"] == "FS-REPO" and shadowed_by_view(oracles.repo):
+            expected = "none"
+        rec["audit"] = audit_seen(audit, expected)
         with open(audit) as f:
             rec["audit_rules"] = sorted({json.loads(l).get("rule", "?") + ":" +
                                          str(json.loads(l).get("syscall"))
