@@ -194,6 +194,11 @@ struct gofer_res {
 /* ops.c: helpers shared with meta.c */
 void gofer_info_init(struct gofer_lookup_info *info);
 int gofer_finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc);
+/* gofer_resolve_existing - start an operation on the existing object at
+ * @path (following a final symlink unless @nofollow): 0 with @r resolved,
+ * or -errno (-ENOENT when it does not exist) already finished into @info. */
+int gofer_resolve_existing(struct gofer_view *view, const char *base, const char *path,
+			   bool nofollow, struct gofer_res *r, struct gofer_lookup_info *info);
 int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *gid);
 bool gofer_res_is_host(const struct gofer_res *r);
 bool gofer_res_host_rw(const struct gofer_res *r);

@@ -532,12 +532,9 @@ int gofer_setattr(struct gofer_view *view, const char *base, const char *path, b
 	struct gofer_res r;
 	int rc, hfd;
 
-	gofer_info_init(info);
-	rc = gofer_resolve(view, base, path, nofollow ? 0 : GOFER_WALK_FOLLOW, &r);
-	if (rc == 0 && !r.exists)
-		rc = -ENOENT;
+	rc = gofer_resolve_existing(view, base, path, nofollow, &r, info);
 	if (rc < 0)
-		return gofer_finish(info, &r, rc);
+		return rc;
 	if (res_host_fd(&r, &hfd)) {
 		struct stat st;
 
@@ -661,12 +658,9 @@ int gofer_utimens(struct gofer_view *view, const char *base, const char *path, b
 	struct gofer_res r;
 	int rc, hfd;
 
-	gofer_info_init(info);
-	rc = gofer_resolve(view, base, path, nofollow ? 0 : GOFER_WALK_FOLLOW, &r);
-	if (rc == 0 && !r.exists)
-		rc = -ENOENT;
+	rc = gofer_resolve_existing(view, base, path, nofollow, &r, info);
 	if (rc < 0)
-		return gofer_finish(info, &r, rc);
+		return rc;
 	if (res_host_fd(&r, &hfd)) {
 		char p[64];
 
@@ -879,12 +873,9 @@ ssize_t gofer_xattr(struct gofer_view *view, const char *base, const char *path,
 	ssize_t n;
 	int rc, hfd;
 
-	gofer_info_init(info);
-	rc = gofer_resolve(view, base, path, nofollow ? 0 : GOFER_WALK_FOLLOW, &r);
-	if (rc == 0 && !r.exists)
-		rc = -ENOENT;
+	rc = gofer_resolve_existing(view, base, path, nofollow, &r, info);
 	if (rc < 0)
-		return gofer_finish(info, &r, rc);
+		return rc;
 	if (res_host_fd(&r, &hfd))
 		n = xattr_host(view, hfd, op, name, buf, size, flags, gofer_res_host_rw(&r));
 	else if (r.d->kind == GOFER_KIND_DEVICE)

@@ -50,6 +50,18 @@ int gofer_finish(struct gofer_lookup_info *info, struct gofer_res *r, int rc)
 	return rc;
 }
 
+int gofer_resolve_existing(struct gofer_view *view, const char *base, const char *path,
+			   bool nofollow, struct gofer_res *r, struct gofer_lookup_info *info)
+{
+	int rc;
+
+	gofer_info_init(info);
+	rc = gofer_resolve(view, base, path, nofollow ? 0 : GOFER_WALK_FOLLOW, r);
+	if (rc == 0 && !r->exists)
+		rc = -ENOENT;
+	return rc < 0 ? gofer_finish(info, r, rc) : 0;
+}
+
 /* Mode, owner and group of the resolved object. */
 int gofer_res_attr(const struct gofer_res *r, mode_t *mode, uid_t *uid, gid_t *gid)
 {
