@@ -203,6 +203,12 @@ void sentry_outcome_free(struct sentry_outcome *o);
  */
 struct sentry_task *sentry_task_get(struct sentry *s, pid_t tid);
 
+/* sentry_proc_fields - read the proc(5) file @path once (status, fdinfo:
+ * "Name:\tvalue" lines, at most 2 KiB) and parse the integer value of each
+ * of the @n fields @names into @vals.  Returns 0, -errno when the file
+ * cannot be opened, or -EIO when a field is missing. */
+int sentry_proc_fields(const char *path, const char *const *names, long *vals, size_t n);
+
 /* sentry_proc_find - the known process with thread group id @tgid, or
  * NULL. */
 struct sentry_proc *sentry_proc_find(struct sentry *s, pid_t tgid);

@@ -27,28 +27,43 @@
 
 #define TASK_HASH(tid) ((unsigned int)(tid) % PV_ARRAY_SIZE(((struct sentry *)0)->tasks))
 
+int sentry_proc_fields(const char *path, const char *const *names, long *vals, size_t n)
+{
+	char buf[2048], key[48];
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		char *p;
+
+		snprintf(key, sizeof(key), "\n%s:", names[i]);
+		p = strstr(buf, key);
+		if (!p || sscanf(p + strlen(key), "%ld", &vals[i]) != 1)
+			return -EIO;
+	}
+	return 0;
+}
+
 /* Read Tgid and PPid of @tid from /proc.  Returns 0 or -errno. */
 static int proc_status_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 {
-	char path[64], buf[2048];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-	char *p;
+	static const char *const names[] = { "Tgid", "PPid" };
+	char path[64];
+	long v[2];
+	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	p = strstr(buf, "\nTgid:");
-	if (!p || sscanf(p + 6, "%d", tgid) != 1)
-		return -EIO;
-	p = strstr(buf, "\nPPid:");
-	if (!p || sscanf(p + 6, "%d", ppid) != 1)
-		return -EIO;
+	r = sentry_proc_fields(path, names, v, 2);
+	if (r < 0)
+		return r;
+	*tgid = (pid_t)v[0];
+	*ppid = (pid_t)v[1];
 	return 0;
 }
 

@@ -352,23 +352,14 @@ SYSCALL_HANDLER(pidfd_open)
  * exited, or -EBADF when @fd is not a pidfd. */
 static int pidfd_pid(int fd)
 {
-	char path[64], buf[512];
-	_cleanup_close_ int info = -1;
-	ssize_t n;
-	char *p;
+	static const char *const names[] = { "Pid" };
+	char path[64];
+	long pid;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	info = open(path, O_RDONLY | O_CLOEXEC);
-	if (info < 0)
+	if (sentry_proc_fields(path, names, &pid, 1) < 0)
 		return -EBADF;
-	n = read(info, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -EBADF;
-	buf[n] = '\0';
-	p = strstr(buf, "\nPid:");
-	if (!p)
-		return -EBADF;
-	return atoi(p + 5);
+	return (int)pid;
 }
 
 /* pidfd_send_signal(2): the pidfd may only name a sandbox process (pidfds
